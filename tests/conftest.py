@@ -1,0 +1,130 @@
+"""Shared fixtures: an isolated PaperTalk home per test, a session ONNX cache, real stores."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FULL_CORPUS = SHARED / "data" / "icml2025" / "papers.jsonl"
+DEV_QA = SHARED / "eval" / "dev_qa.jsonl"
+BUNDLED = REPO / "data" / "papers.jsonl"
+CAKE_ID = "WOyOtaO6lQ"
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache dir per test session, so the ONNX export happens once."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: Path) -> Path:
+    """Every test gets its own PaperTalk home; no test touches the user's store."""
+    for name in list(os.environ):
+        if name.startswith("PAPERTALK_"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    monkeypatch.setenv("PAPERTALK_HOME", str(home))
+    monkeypatch.setenv("PAPERTALK_CACHE_DIR", str(onnx_cache))
+    return home
+
+
+@pytest.fixture(scope="session")
+def bundled_home(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> Path:
+    """A home with the bundled corpus ingested once per session (read-only for tests)."""
+    from rag.ingest import run_ingest
+    from rag.settings import Settings
+
+    home = tmp_path_factory.mktemp("bundled-home")
+    settings = Settings(home=home, cache_dir=onnx_cache)
+    run_ingest(settings, [], progress=False)
+    return home
+
+
+@pytest.fixture
+def bundled_settings(bundled_home: Path, onnx_cache: Path):  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    return Settings(home=bundled_home, cache_dir=onnx_cache)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited early with code {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout} s")
+
+
+def _chroma_executable() -> str:
+    candidate = Path(sys.executable).with_name("chroma")
+    return str(candidate) if candidate.exists() else (shutil.which("chroma") or "chroma")
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[str]:
+    """A real `chroma run` server on a free 127.0.0.1 port; yields its URL."""
+    port = free_port()
+    log = open(tmp_path / "chroma.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [
+            _chroma_executable(),
+            "run",
+            "--path",
+            str(tmp_path / "chroma-server"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, 30, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
+    """Run `papertalk` in a subprocess (as a user would) and return the CompletedProcess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "rag.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=REPO,
+    )

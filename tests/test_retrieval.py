@@ -1,0 +1,85 @@
+"""Hybrid retrieval over the bundled corpus in a real store, and the LangChain retriever."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.errors import PaperTalkError
+from rag.retrieval import SearchFilters, open_searcher
+
+from .conftest import BUNDLED, CAKE_ID, DEV_QA
+
+
+@pytest.fixture(scope="module")
+def searcher(bundled_home, onnx_cache):  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    return open_searcher(Settings(home=bundled_home, cache_dir=onnx_cache))
+
+
+def test_cake_ranks_first(searcher) -> None:  # type: ignore[no-untyped-def]
+    hits = searcher.search("compute or load KV cache", 5)
+    assert hits[0].paper_id == CAKE_ID
+    assert hits[0].passages and hits[0].passages[0].text
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert len({h.paper_id for h in hits}) == len(hits)  # one hit per paper
+
+
+def test_passages_carry_offsets_into_the_abstract(searcher) -> None:  # type: ignore[no-untyped-def]
+    abstracts = {
+        json.loads(line)["id"]: json.loads(line)["abstract"]
+        for line in BUNDLED.read_text().splitlines()
+    }
+    for hit in searcher.search("diffusion models preference optimization", 5):
+        for passage in hit.passages:
+            assert abstracts[hit.paper_id][passage.start : passage.end] == passage.text
+
+
+def test_filters(searcher) -> None:  # type: ignore[no-untyped-def]
+    statuses = {h.status for h in searcher.search("learning", 19, SearchFilters(status="oral"))}
+    assert statuses <= {"oral"}
+    by_author = searcher.search("learning", 19, SearchFilters(author="yejin choi"))
+    assert [h.title.split(":")[0] for h in by_author] == ["SafetyAnalyst"]
+    by_title = searcher.search("attention", 19, SearchFilters(title="cache"))
+    assert [h.paper_id for h in by_title] == [CAKE_ID]
+    assert searcher.search("attention", 5, SearchFilters(author="nobody-at-all")) == []
+    with pytest.raises(PaperTalkError, match="unknown status"):
+        SearchFilters(status="workshop")
+
+
+def test_empty_query_is_an_error(searcher) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(PaperTalkError, match="empty query"):
+        searcher.search("   \n ")
+
+
+def test_dev_questions_find_their_papers(searcher) -> None:  # type: ignore[no-untyped-def]
+    """Regression gate on the bundled corpus (the full-corpus figures live in bench/)."""
+    if not DEV_QA.exists():
+        pytest.skip("../shared/eval/dev_qa.jsonl is absent")
+    bundled_ids = {json.loads(line)["id"] for line in BUNDLED.read_text().splitlines()}
+    found = total = 0
+    for line in DEV_QA.read_text().splitlines():
+        item = json.loads(line)
+        if not item["gold"] or item["history"] or not set(item["gold"]) <= bundled_ids:
+            continue
+        ranked = [h.paper_id for h in searcher.search(item["question"], 5)]
+        found += sum(1 for g in item["gold"] if g in ranked)
+        total += len(item["gold"])
+    assert total > 20
+    assert found / total >= 0.95
+
+
+def test_langchain_retriever_returns_one_document_per_paper(searcher) -> None:  # type: ignore[no-untyped-def]
+    from langchain_core.retrievers import BaseRetriever
+
+    from rag.retrieval import make_retriever
+
+    retriever = make_retriever(searcher, k=3)
+    assert isinstance(retriever, BaseRetriever)
+    docs = retriever.invoke("How much does Cake reduce time to first token?")
+    assert len(docs) == 3
+    assert docs[0].metadata["paper_id"] == CAKE_ID
+    assert docs[0].page_content and docs[0].metadata["passages"]
