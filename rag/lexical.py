@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,7 +24,7 @@ import numpy as np
 from rag.chunking import embedding_text
 from rag.store import PaperStore, StoredChunk
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @cache
@@ -96,10 +97,11 @@ def paper_metadata(meta: dict[str, Any]) -> dict[str, Any]:
 class LexicalIndex:
     """BM25 over chunk texts (title included) plus the chunk table."""
 
-    def __init__(self, table: ChunkTable, bm25: Any, fingerprint_: str) -> None:
+    def __init__(self, table: ChunkTable, bm25: Any, fingerprint_: str, df: dict[str, int]) -> None:
         self.table = table
         self._bm25 = bm25
         self.fingerprint = fingerprint_
+        self.df = df  # document frequency of each stemmed term (for IDF weights)
         self._row = {chunk_id: i for i, chunk_id in enumerate(table.ids)}
 
     @classmethod
@@ -108,13 +110,17 @@ class LexicalIndex:
 
         table = ChunkTable.from_chunks(chunks)
         bm25 = bm25s.BM25()
+        df: Counter[str] = Counter()
         if len(table):
             corpus = [
                 embedding_text(table.papers[pid]["title"], text)
                 for pid, text in zip(table.paper_ids, table.texts, strict=True)
             ]
-            bm25.index(tokenize(corpus), show_progress=False)
-        return cls(table, bm25, fingerprint(table.ids))
+            tokens = tokenize(corpus)
+            for doc in tokens:
+                df.update(set(doc))
+            bm25.index(tokens, show_progress=False)
+        return cls(table, bm25, fingerprint(table.ids), dict(df))
 
     def row(self, chunk_id: str) -> int | None:
         return self._row.get(chunk_id)
@@ -141,6 +147,7 @@ class LexicalIndex:
             meta = {"format": FORMAT_VERSION, "fingerprint": self.fingerprint}
             (tmp / "table.json").write_text(json.dumps(self.table.__dict__, ensure_ascii=False))
             (tmp / "meta.json").write_text(json.dumps(meta))
+            (tmp / "df.json").write_text(json.dumps(self.df, ensure_ascii=False))
             old = directory.with_name(directory.name + ".old")
             if directory.exists():
                 shutil.rmtree(old, ignore_errors=True)
@@ -162,7 +169,8 @@ class LexicalIndex:
             import bm25s
 
             bm25 = bm25s.BM25.load(str(directory / "bm25")) if len(table) else bm25s.BM25()
-            return cls(table, bm25, str(meta["fingerprint"]))
+            df = json.loads((directory / "df.json").read_text())
+            return cls(table, bm25, str(meta["fingerprint"]), df)
         except (OSError, ValueError, KeyError, TypeError):
             return None
 

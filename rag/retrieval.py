@@ -6,6 +6,7 @@ returns one `Document` per paper.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,22 @@ from rag.settings import Settings
 from rag.store import PaperStore
 
 MAX_PASSAGES = 3
+# Identifier-like words: CamelCase, ACRONYMS, hyphenated names, or a capitalised word that does
+# not open a sentence ("How much does Cake cut ...").
+_NAME = re.compile(
+    r"\b(?:[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"  # CamelCase: DreamDPO, PhySpec
+    r"|[A-Z]{2,}[A-Za-z0-9]*"  # acronyms: FIML, LEVIS
+    r"|[A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"  # D-Fusion, Text-to-3D
+    r"|[A-Za-z0-9]+(?:-[A-Za-z0-9]*[A-Z][A-Za-z0-9]*)+"  # self-LoRA
+    r"|[A-Z][a-z0-9]+\d[A-Za-z0-9]*)\b"  # Llama3
+    r"|(?<=[a-z,;:] )[A-Z][a-z]{2,}\b"  # a capitalised word inside a sentence: Cake
+)
+RARE_SHARE = 0.002  # a name counts when at most this share of chunks contains it
+
+
+def query_names(query: str) -> list[str]:
+    """Identifier-like words in the query (candidates for exact-name matching)."""
+    return list(dict.fromkeys(m.group(0) for m in _NAME.finditer(query)))
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,7 @@ class SearchFilters:
     status: str | None = None
     author: str | None = None
     title: str | None = None
+    paper_ids: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.status is not None and self.status.lower() not in STATUSES:
@@ -37,9 +55,11 @@ class SearchFilters:
 
     @property
     def active(self) -> bool:
-        return bool(self.status or self.author or self.title)
+        return bool(self.status or self.author or self.title or self.paper_ids is not None)
 
-    def allows(self, paper: dict[str, Any]) -> bool:
+    def allows(self, paper: dict[str, Any], paper_id: str = "") -> bool:
+        if self.paper_ids is not None and paper_id not in self.paper_ids:
+            return False
         if self.status and paper.get("status", "") != self.status.lower():
             return False
         if self.author:
@@ -70,13 +90,36 @@ class HybridSearcher:
         table = self.lexical.table
         allowed_papers: set[str] | None = None
         if filters and filters.active:
-            allowed_papers = {pid for pid, p in table.papers.items() if filters.allows(p)}
+            allowed_papers = {pid for pid, p in table.papers.items() if filters.allows(p, pid)}
             if not allowed_papers:
                 return []
 
-        dense = self._dense(query, allowed_papers, filters) if self.settings.dense_weight else []
-        lexical = self._lexical(query, allowed_papers) if self.settings.bm25_weight else []
-        return self._fuse(dense, lexical, k)
+        rankings: list[tuple[list[tuple[str, float]], float]] = []
+        if self.settings.dense_weight:
+            rankings.append(
+                (self._dense(query, allowed_papers, filters), self.settings.dense_weight)
+            )
+        if self.settings.bm25_weight:
+            rankings.append((self._lexical(query, allowed_papers), self.settings.bm25_weight))
+            # Each rare name in the query gets its own BM25 ranking, so a question about two
+            # named methods finds both even when the rest of its words favour one.
+            for terms in self._rare_name_terms(query):
+                names = self._lexical(" ".join(terms), allowed_papers)
+                if names:
+                    rankings.append((names, self.settings.name_weight))
+        return self._fuse(rankings, k)
+
+    def _rare_name_terms(self, query: str) -> list[list[str]]:
+        from rag.lexical import tokenize
+
+        df = self.lexical.df
+        limit = max(3, RARE_SHARE * len(self.lexical.table))
+        out = []
+        for name in query_names(query):
+            terms = [t for t in tokenize([name])[0] if 0 < df.get(t, 0) <= limit]
+            if terms and terms not in out:
+                out.append(terms)
+        return out
 
     # Candidate lists: (chunk id, score), best first -----------------------------------------
     def _dense(
@@ -86,7 +129,7 @@ class HybridSearcher:
         n = min(self.settings.candidates, max(1, len(self.lexical.table)))
         where: dict[str, Any] | None = None
         if allowed is not None and filters is not None:
-            if filters.author or filters.title:
+            if filters.author or filters.title or filters.paper_ids is not None:
                 where = {"paper_id": {"$in": sorted(allowed)}}
             else:
                 where = {"status": filters.status.lower()} if filters.status else None
@@ -107,17 +150,15 @@ class HybridSearcher:
 
     # Fusion ----------------------------------------------------------------------------------
     def _fuse(
-        self, dense: list[tuple[str, float]], lexical: list[tuple[str, float]], k: int
+        self, rankings: list[tuple[list[tuple[str, float]], float]], k: int
     ) -> list[PaperHit]:
         table = self.lexical.table
         rrf_k = self.settings.rrf_k
         paper_score: dict[str, float] = {}
         chunk_score: dict[str, float] = {}
         best_similarity: dict[str, float] = {}
-        for ranking, weight in (
-            (dense, self.settings.dense_weight),
-            (lexical, self.settings.bm25_weight),
-        ):
+        dense = rankings[0][0] if self.settings.dense_weight else []
+        for ranking, weight in rankings:
             seen_papers: set[str] = set()
             for rank, (chunk_id, _score) in enumerate(ranking, start=1):
                 row = self.lexical.row(chunk_id)

@@ -94,6 +94,11 @@ class Settings(BaseSettings):
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     dense_weight: float = Field(default=1.0, ge=0.0)
     bm25_weight: float = Field(default=1.0, ge=0.0)
+    name_weight: float = Field(
+        default=2.0,
+        ge=0.0,
+        description="Weight of the ranking of each rare name (e.g. 'DreamDPO') in the query.",
+    )
 
     # Answering
     llm: str = Field(
@@ -122,6 +127,22 @@ class Settings(BaseSettings):
         description="Token budget of the numbered passages given to the LLM.",
     )
     passages: int = Field(default=5, ge=1, le=20, description="Papers retrieved per question.")
+    condense: bool = Field(
+        default=True, description="Let a generative LLM rewrite follow-ups as standalone queries."
+    )
+    min_similarity: float = Field(
+        default=0.25,
+        ge=-1.0,
+        le=1.0,
+        description="Refuse when no retrieved passage has this cosine similarity to the question.",
+    )
+    min_coverage: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="Refuse when the passages hold less than this IDF-weighted share of the "
+        "question's distinctive terms.",
+    )
 
     @field_validator("chroma_url")
     @classmethod
