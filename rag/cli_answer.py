@@ -1,0 +1,187 @@
+"""`papertalk ask` and `papertalk chat`: answers with citations in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rag.errors import PaperTalkError
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    ask = sub.add_parser("ask", parents=[common], help="answer a question with citations")
+    ask.add_argument("question")
+    _answer_flags(ask)
+    ask.add_argument("--mode", choices=["ask", "compare", "summarize"], default="ask")
+    ask.add_argument("--history", type=Path, help="JSON list of [question, answer] pairs")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--bibtex", type=Path, help="write BibTeX of the cited papers to FILE")
+    ask.set_defaults(handler=cmd_ask)
+
+    chat = sub.add_parser("chat", parents=[common], help="a conversation in the terminal")
+    _answer_flags(chat)
+    chat.set_defaults(handler=cmd_chat)
+
+
+def _answer_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--llm", help="local | extractive | gguf:PATH | openai:MODEL")
+    parser.add_argument("--status", choices=["oral", "spotlight", "poster"])
+    parser.add_argument("--author", help="author name substring")
+    parser.add_argument("--title", help="title keyword")
+    parser.add_argument("--passages", type=int, help="papers retrieved per question")
+
+
+def _answerer(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from rag.answer import Answerer
+    from rag.cli import settings_from_args
+
+    args.settings_overrides = {"llm": args.llm, "passages": args.passages}
+    settings = settings_from_args(args)
+    return Answerer(settings)
+
+
+def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from rag.retrieval import SearchFilters
+
+    return SearchFilters(status=args.status, author=args.author, title=args.title)
+
+
+def load_history(path: Path) -> list[tuple[str, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PaperTalkError(f"history file not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PaperTalkError(f"{path}: not a JSON history file ({exc})") from None
+    if not isinstance(data, list) or not all(
+        isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) for x in t) for t in data
+    ):
+        raise PaperTalkError(f"{path}: history must be a JSON list of [question, answer] pairs")
+    return [(q, a) for q, a in data]
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from rag.answer import clean_question
+
+    clean_question(args.question)  # fail fast, before loading anything
+    history = load_history(args.history) if args.history else []
+    answerer = _answerer(args)
+    stream = answerer.stream(args.question, mode=args.mode, history=history, filters=_filters(args))
+    if args.json:
+        final = _consume(stream)
+        print(json.dumps(final.to_json(), ensure_ascii=False))
+        return 1 if final.error else 0
+    final = print_streamed(stream, answerer.is_extractive)
+    if args.bibtex and final.citations:
+        from rag.modes import bibtex
+
+        args.bibtex.write_text(final.bibtex or bibtex(final.citations) + "\n", encoding="utf-8")
+        print(f"BibTeX written to {args.bibtex}")
+    return 1 if final.error else 0
+
+
+def _consume(stream):  # type: ignore[no-untyped-def]
+    final = None
+    for event in stream:
+        if event.kind == "final":
+            final = event.answer
+    assert final is not None
+    return final
+
+
+def print_streamed(stream, extractive: bool):  # type: ignore[no-untyped-def]
+    """Print tokens as they come, then the final cited answer and its references."""
+    final = None
+    streamed = False
+    if extractive:
+        print("(extractive answer: sentences quoted from the abstracts)")
+    for event in stream:
+        if event.kind == "token" and not extractive:
+            if not streamed:
+                print("… ", end="", file=sys.stderr, flush=True)
+            streamed = True
+            print(event.text, end="", file=sys.stderr, flush=True)
+        elif event.kind == "final":
+            final = event.answer
+    if streamed:
+        print("", file=sys.stderr)
+    assert final is not None
+    print(render_answer(final))
+    return final
+
+
+def render_answer(answer: Any) -> str:
+    """The answer as terminal text: answer, flagged sentences, references, related papers."""
+    lines: list[str] = []
+    if answer.error:
+        lines.append(f"error: {answer.error}")
+        if answer.related:
+            lines.append("Retrieved papers:")
+            lines += [f"  - {h.title} ({h.url})" for h in answer.related]
+        return "\n".join(lines)
+    lines.append(answer.answer)
+    unsupported = [s.text for s in answer.sentences if s.support == "unsupported"]
+    weak = [s.text for s in answer.sentences if s.support == "weak"]
+    for text in unsupported:
+        lines.append(f"  ⚠ unsupported by the cited passage: “{text}”")
+    for text in weak:
+        lines.append(f"  ~ weakly supported: “{text}”")
+    if answer.citations and answer.mode != "summarize":
+        lines.append("")
+        lines.append("References:")
+        for c in answer.citations:
+            mark = " (attributed by PaperTalk)" if c.attributed else ""
+            authors = ", ".join(c.authors[:3]) + (" et al." if len(c.authors) > 3 else "")
+            lines.append(f"  [{c.n}] {c.title} — {authors} {c.url}{mark}")
+    if answer.refused and answer.related:
+        lines.append("")
+        lines.append("Possibly related:")
+        lines += [f"  - {h.title} ({h.url})" for h in answer.related]
+    return "\n".join(lines)
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    answerer = _answerer(args)
+    filters = _filters(args)
+    history: list[tuple[str, str]] = []
+    cited: list[str] = []
+    mode = "ask"
+    print(f"PaperTalk chat ({answerer.llm_label}). /mode ask|compare|summarize, /reset, /quit")
+    while True:
+        try:
+            question = input(f"[{mode}] you> ").strip()
+        except EOFError:
+            print()
+            return 0
+        if not question:
+            continue
+        if question in ("/quit", "/exit"):
+            return 0
+        if question == "/reset":
+            history, cited = [], []
+            print("(conversation cleared)")
+            continue
+        if question.startswith("/mode"):
+            parts = question.split()
+            if len(parts) == 2 and parts[1] in ("ask", "compare", "summarize"):
+                mode = parts[1]
+                print(f"(mode: {mode})")
+            else:
+                print("usage: /mode ask|compare|summarize")
+            continue
+        try:
+            final = print_streamed(
+                answerer.stream(
+                    question, mode=mode, history=history, history_papers=cited, filters=filters
+                ),
+                answerer.is_extractive,
+            )
+        except PaperTalkError as exc:
+            print(f"error: {exc}")
+            continue
+        if not final.error:
+            history.append((question, final.answer))
+            cited = final.cited_paper_ids or cited
