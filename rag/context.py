@@ -80,16 +80,20 @@ def score_sentences(
     question: str, hit: PaperHit, weights: TermWeights, *, rank: int
 ) -> list[Sentence]:
     """Sentences of `hit`, scored for `question`, best first."""
+    from rag.retrieval import query_names
+
     query_terms = weights.terms(question)
+    names = [n.lower() for n in query_names(question)]
     scored = []
     for sentence in candidate_sentences(hit):
         terms = weights.terms(sentence.text)
         overlap = sum(weights.idf(t) for t in query_terms & terms)
         # Mild length normalisation: long sentences match more by chance.
         norm = 1.0 + 0.15 * math.log1p(max(1, len(terms)))
-        scored.append(
-            Sentence(sentence.text, sentence.start, sentence.end, overlap / norm - 0.05 * rank)
-        )
+        # A sentence naming what the question names (a dataset, a model) is worth more.
+        named = sum(1.0 for n in names if n in sentence.text.lower())
+        score = overlap / norm + named - 0.05 * rank
+        scored.append(Sentence(sentence.text, sentence.start, sentence.end, score))
     scored.sort(key=lambda s: -s.score)
     return scored
 

@@ -76,7 +76,7 @@ class Settings(BaseSettings):
 
     # Chunking
     chunk_tokens: int = Field(
-        default=200,
+        default=254,
         ge=32,
         le=512,
         description="Target size of a chunk in model tokens (title included); the model "
@@ -131,13 +131,13 @@ class Settings(BaseSettings):
         default=True, description="Let a generative LLM rewrite follow-ups as standalone queries."
     )
     min_similarity: float = Field(
-        default=0.25,
+        default=0.2,
         ge=-1.0,
         le=1.0,
         description="Refuse when no retrieved passage has this cosine similarity to the question.",
     )
     min_coverage: float = Field(
-        default=0.6,
+        default=0.4,
         ge=0.0,
         le=1.0,
         description="Refuse when the passages hold less than this IDF-weighted share of the "
