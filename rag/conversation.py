@@ -29,5 +29,10 @@ def standalone_query(question: str, history: Sequence[Turn], *, turns: int = 1) 
     question = " ".join(question.split())
     if not history or not is_followup(question):
         return question
-    previous = " ".join(" ".join(q.split()) for q, _ in history[-turns:])
+    previous = " ".join(_as_sentence(q) for q, _ in history[-turns:])
     return f"{previous} {question}"
+
+
+def _as_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if not text or text[-1] in ".?!" else text + "."

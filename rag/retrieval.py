@@ -33,9 +33,17 @@ _NAME = re.compile(
 RARE_SHARE = 0.002  # a name counts when at most this share of chunks contains it
 
 
+_NOT_NAMES = frozenset(
+    "What Which How Why When Where Who Whom Whose Does Do Did Is Are Was Were Can Could Would "
+    "Should The This That These Those And But Also Both Compare Summarize Tell Give List Show "
+    "Explain Describe".split()
+)
+
+
 def query_names(query: str) -> list[str]:
     """Identifier-like words in the query (candidates for exact-name matching)."""
-    return list(dict.fromkeys(m.group(0) for m in _NAME.finditer(query)))
+    names = (m.group(0) for m in _NAME.finditer(query))
+    return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
 
 
 @dataclass(frozen=True)

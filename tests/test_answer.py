@@ -1,0 +1,201 @@
+"""The answering chain over the bundled corpus: extractive, a scripted fake LLM for edge cases,
+and the real bundled SmolLM2 model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from rag.answer import Answerer
+from rag.errors import PaperTalkError
+from rag.refusal import CANNOT_ANSWER
+
+from .conftest import CAKE_ID
+
+CAKE_Q = "How much does Cake reduce time to first token?"
+GPU_Q = "How many GPUs were used in Cake's experiments?"
+JSON_KEYS = {"question", "answer", "mode", "llm", "refused", "citations", "sentences", "related",
+             "timings_ms"}
+
+
+@pytest.fixture(scope="module")
+def searcher(bundled_home, onnx_cache):  # type: ignore[no-untyped-def]
+    from rag.retrieval import open_searcher
+    from rag.settings import Settings
+
+    return open_searcher(Settings(home=bundled_home, cache_dir=onnx_cache))
+
+
+def make(searcher: Any, llm: Any = None, spec: str = "extractive", **settings: Any) -> Answerer:
+    return Answerer(searcher.settings.with_overrides(**settings), searcher=searcher, llm=llm,
+                    llm_spec=spec)
+
+
+class RecordingFake(FakeListChatModel):
+    """A scripted chat model that remembers the prompts it got."""
+
+    prompts: list[str] = []
+
+    def _call(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.prompts.append("\n".join(str(m.content) for m in messages))
+        return super()._call(messages, stop, run_manager, **kwargs)
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.prompts.append("\n".join(str(m.content) for m in messages))
+        yield from super()._stream(messages, stop, run_manager, **kwargs)
+
+
+def fake(*responses: str) -> RecordingFake:
+    return RecordingFake(responses=list(responses), prompts=[])
+
+
+# Extractive -------------------------------------------------------------------------------------
+def test_extractive_cake_answer(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(searcher).answer(CAKE_Q)
+    assert not answer.refused and "2.6" in answer.answer
+    assert answer.citations[0].paper_id == CAKE_ID and not answer.citations[0].attributed
+    assert all(s.support == "supported" and s.citations for s in answer.sentences)
+    payload = answer.to_json()
+    assert set(payload) == JSON_KEYS and payload["llm"] == "extractive"
+    assert set(payload["citations"][0]) == {"n", "paper_id", "title", "authors", "url",
+                                            "passage", "attributed"}
+    assert set(payload["timings_ms"]) == {"retrieve", "first_token", "total"}
+    # The passage shown is the abstract's own text.
+    assert "2.6" in answer.citations[0].passage
+
+
+@pytest.mark.parametrize("question", [GPU_Q, "What is the boiling point of water on Mars?"])
+def test_unanswerable_questions_are_refused_before_any_generation(searcher, question) -> None:  # type: ignore[no-untyped-def]
+    model = fake("Cake used 8 A100 GPUs [1].")
+    for answerer in (make(searcher), make(searcher, model, "openai:fake")):
+        answer = answerer.answer(question)
+        assert answer.refused and answer.answer == CANNOT_ANSWER
+        assert answer.citations == [] and answer.sentences == []
+        if "GPU" in question:
+            assert CAKE_ID in [h.paper_id for h in answer.related]
+    assert model.prompts == []
+
+
+def test_followup_uses_the_history(searcher) -> None:  # type: ignore[no-untyped-def]
+    history = [("What is Cake?", "Cake is a KV cache loading system [1].")]
+    answer = make(searcher).answer("How much does it reduce time to first token?",
+                                   history=history)
+    assert CAKE_ID in answer.query or "Cake" in answer.query
+    assert not answer.refused and answer.citations[0].paper_id == CAKE_ID
+    assert "2.6" in answer.answer
+
+
+def test_followup_keeps_the_cited_paper_even_with_vague_wording(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(searcher).answer(
+        "What does it keep that DPO training needs?",
+        history=[("Tell me about a method", "It builds samples [1].")],
+        history_papers=["WVlEwFiDGH"],
+    )
+    assert "WVlEwFiDGH" in [c.paper_id for c in answer.citations]
+
+
+def test_compare_builds_a_cited_table(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(searcher).answer("Compare D-Fusion and DreamDPO", mode="compare")
+    assert not answer.refused
+    lines = answer.answer.splitlines()
+    assert lines[0].startswith("| paper | problem | approach | data/setting | key result |")
+    rows = [line for line in lines[2:] if line.startswith("|")]
+    assert len(rows) == 2
+    cited = {c.paper_id for c in answer.citations}
+    assert cited == {"WVlEwFiDGH", "WIIfdh0GJu"}
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        ref = cells[0].rsplit("[", 1)[1].rstrip("]")
+        assert all(c == "—" or c.endswith(f"[{ref}]") for c in cells[1:])
+
+
+def test_summarize_has_themes_bibliography_and_bibtex(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(searcher).answer("causal discovery and latent variables", mode="summarize")
+    assert not answer.refused
+    assert "References:" in answer.answer and "**" in answer.answer
+    assert len(answer.citations) >= 2
+    assert answer.bibtex.count("@inproceedings{") == len(answer.citations)
+    assert "openreview.net/forum?id=" in answer.bibtex
+
+
+# Scripted fake LLM: parsing and control-flow edge cases -----------------------------------------
+def test_fake_llm_markers_are_cleaned_and_mapped(searcher) -> None:  # type: ignore[no-untyped-def]
+    model = fake("Cake achieves a 2.6x reduction in time to first token [1][7]. [3]")
+    answer = make(searcher, model, "openai:fake").answer(CAKE_Q)
+    assert not answer.refused
+    assert "[7]" not in answer.answer
+    retrieved = {h.paper_id for h in make(searcher).searcher.search(answer.query, 5)}
+    assert {c.paper_id for c in answer.citations} <= retrieved
+    assert answer.citations[0].paper_id == CAKE_ID and answer.citations[0].n == 1
+    assert answer.sentences[0].support == "supported"
+    # Retrieved text is delimited data in the prompt, with the fixed instructions first.
+    prompt = model.prompts[0]
+    assert prompt.startswith("You answer questions about research papers.")
+    assert '[1] "' in prompt and "Question: " + CAKE_Q in prompt
+
+
+def test_fake_llm_without_citations_gets_attributed_ones(searcher) -> None:  # type: ignore[no-untyped-def]
+    model = fake("Cake achieves on average 2.6x reduction in Time to First Token.")
+    answer = make(searcher, model, "openai:fake").answer(CAKE_Q)
+    assert answer.citations and answer.citations[0].paper_id == CAKE_ID
+    assert answer.citations[0].attributed and answer.to_json()["citations"][0]["attributed"]
+
+
+def test_fake_llm_refusal_phrase_gives_the_fixed_answer(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(searcher, fake("The papers do not say."), "openai:fake").answer(CAKE_Q)
+    assert answer.refused and answer.answer == CANNOT_ANSWER and answer.related
+
+
+def test_fake_llm_invented_number_is_flagged(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(searcher, fake("Cake cuts time to first token by 9.9x [1]."),
+                  "openai:fake").answer(CAKE_Q)
+    assert answer.sentences[0].support != "supported"
+
+
+def test_backend_failure_keeps_the_retrieved_papers(searcher) -> None:  # type: ignore[no-untyped-def]
+    class Broken(FakeListChatModel):
+        def _stream(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise ConnectionError("Connection refused")
+            yield  # pragma: no cover
+
+    answer = make(searcher, Broken(responses=["x"]), "openai:fake").answer(CAKE_Q)
+    assert answer.error and "unreachable" in answer.error
+    assert CAKE_ID in [h.paper_id for h in answer.related]
+
+
+def test_fake_llm_condenses_followups(searcher) -> None:  # type: ignore[no-untyped-def]
+    model = fake("How much does Cake reduce TTFT?", "Cake reduces TTFT by 2.6x [1].")
+    answer = make(searcher, model, "openai:fake").answer(
+        "How much does it reduce time to first token?",
+        history=[("What is Cake?", "A KV cache loading system.")],
+    )
+    assert answer.query.startswith("How much does Cake reduce TTFT?")
+    assert answer.citations[0].paper_id == CAKE_ID
+
+
+def test_bad_questions_and_modes(searcher) -> None:  # type: ignore[no-untyped-def]
+    answerer = make(searcher)
+    with pytest.raises(PaperTalkError, match="empty question"):
+        answerer.answer(" \x00\n ")
+    with pytest.raises(PaperTalkError, match="unknown mode"):
+        answerer.answer("x y z", mode="poem")
+    long = answerer.answer("Cake " * 5000)
+    assert len(long.question) <= 2000
+
+
+# The real bundled model -------------------------------------------------------------------------
+def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:  # type: ignore[no-untyped-def]
+    answerer = make(searcher, spec="local")
+    events = list(answerer.stream(CAKE_Q))
+    tokens = [e.text for e in events if e.kind == "token"]
+    final = events[-1].answer
+    assert tokens, "the local model streams tokens"
+    assert final.llm == "local" and final.timings_ms["first_token"] > 0
+    retrieved = {h.paper_id for h in events[0].hits}
+    assert {c.paper_id for c in final.citations} <= retrieved
+    if not final.refused:
+        assert CAKE_ID in {c.paper_id for c in final.citations}
+        assert all(s.support in ("supported", "weak", "unsupported") for s in final.sentences)
+    assert answerer.answer(GPU_Q).refused
