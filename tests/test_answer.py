@@ -36,7 +36,7 @@ def make(searcher: Any, llm: Any = None, spec: str = "extractive", **settings: A
 class RecordingFake(FakeListChatModel):
     """A scripted chat model that remembers the prompts it got."""
 
-    prompts: list[str] = []
+    prompts: list[str] = []  # noqa: RUF012 - pydantic field, copied per instance
 
     def _call(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
         self.prompts.append("\n".join(str(m.content) for m in messages))

@@ -68,7 +68,10 @@ def test_uncited_sentences_are_attributed_above_a_threshold() -> None:
 
 
 def test_support_labels() -> None:
-    answer = "Cake cuts time to first token by 2.6x [1]. Cake cuts time to serve chat users [1]. Pears [2]."
+    answer = (
+        "Cake cuts time to first token by 2.6x [1]. Cake cuts time to serve chat users [1]. "
+        "Pears [2]."
+    )
     result = resolve_citations(answer, PASSAGES, PAPERS, word_overlap)
     assert [s.support for s in result.sentences] == [SUPPORTED, WEAK, UNSUPPORTED]
 
