@@ -22,7 +22,7 @@ from rag.context import ContextPassage, TermWeights, build_context, format_passa
 from rag.conversation import Turn, is_followup, standalone_query
 from rag.errors import PaperTalkError
 from rag.extractive import compose_extractive
-from rag.llm import EXTRACTIVE, parse_llm_spec
+from rag.llm import EXTRACTIVE, check_backend, parse_llm_spec
 from rag.prompts import render
 from rag.records import PaperHit
 from rag.refusal import CANNOT_ANSWER, check_answerable, is_model_refusal
@@ -130,6 +130,8 @@ class Answerer:
         self.settings = settings
         self.searcher = searcher or open_searcher(settings)
         self.spec = parse_llm_spec(llm_spec or settings.llm)
+        if llm is None:
+            check_backend(self.spec)
         self._llm = llm
         self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
 

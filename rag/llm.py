@@ -134,6 +134,14 @@ class LlamaCppChatModel(BaseChatModel):
                     yield chunk
 
 
+def check_backend(spec: LLMSpec) -> None:
+    """Fail early (before any retrieval) on a backend that cannot work: a missing GGUF file."""
+    if spec.kind == "gguf" and not Path(spec.target).expanduser().is_file():
+        raise PaperTalkError(f"GGUF model file not found: {spec.target}")
+    if spec.kind == "local":
+        bundled_gguf()
+
+
 _LOCAL_MODELS: dict[tuple[str, int, int | None], LlamaCppChatModel] = {}
 _LOCAL_LOCK = threading.Lock()
 

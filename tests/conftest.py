@@ -128,3 +128,47 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300)
         timeout=timeout,
         cwd=REPO,
     )
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving the bundled GGUF.
+
+    Yields its base URL (ending in /v1).
+    """
+    from rag.llm import bundled_gguf
+
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(bundled_gguf()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--n_threads",
+            "2",
+            "--model_alias",
+            "smollm2",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, 60, proc)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

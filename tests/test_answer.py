@@ -16,8 +16,17 @@ from .conftest import CAKE_ID
 
 CAKE_Q = "How much does Cake reduce time to first token?"
 GPU_Q = "How many GPUs were used in Cake's experiments?"
-JSON_KEYS = {"question", "answer", "mode", "llm", "refused", "citations", "sentences", "related",
-             "timings_ms"}
+JSON_KEYS = {
+    "question",
+    "answer",
+    "mode",
+    "llm",
+    "refused",
+    "citations",
+    "sentences",
+    "related",
+    "timings_ms",
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +38,9 @@ def searcher(bundled_home, onnx_cache):  # type: ignore[no-untyped-def]
 
 
 def make(searcher: Any, llm: Any = None, spec: str = "extractive", **settings: Any) -> Answerer:
-    return Answerer(searcher.settings.with_overrides(**settings), searcher=searcher, llm=llm,
-                    llm_spec=spec)
+    return Answerer(
+        searcher.settings.with_overrides(**settings), searcher=searcher, llm=llm, llm_spec=spec
+    )
 
 
 class RecordingFake(FakeListChatModel):
@@ -59,8 +69,15 @@ def test_extractive_cake_answer(searcher) -> None:  # type: ignore[no-untyped-de
     assert all(s.support == "supported" and s.citations for s in answer.sentences)
     payload = answer.to_json()
     assert set(payload) == JSON_KEYS and payload["llm"] == "extractive"
-    assert set(payload["citations"][0]) == {"n", "paper_id", "title", "authors", "url",
-                                            "passage", "attributed"}
+    assert set(payload["citations"][0]) == {
+        "n",
+        "paper_id",
+        "title",
+        "authors",
+        "url",
+        "passage",
+        "attributed",
+    }
     assert set(payload["timings_ms"]) == {"retrieve", "first_token", "total"}
     # The passage shown is the abstract's own text.
     assert "2.6" in answer.citations[0].passage
@@ -80,8 +97,7 @@ def test_unanswerable_questions_are_refused_before_any_generation(searcher, ques
 
 def test_followup_uses_the_history(searcher) -> None:  # type: ignore[no-untyped-def]
     history = [("What is Cake?", "Cake is a KV cache loading system [1].")]
-    answer = make(searcher).answer("How much does it reduce time to first token?",
-                                   history=history)
+    answer = make(searcher).answer("How much does it reduce time to first token?", history=history)
     assert CAKE_ID in answer.query or "Cake" in answer.query
     assert not answer.refused and answer.citations[0].paper_id == CAKE_ID
     assert "2.6" in answer.answer
@@ -149,8 +165,9 @@ def test_fake_llm_refusal_phrase_gives_the_fixed_answer(searcher) -> None:  # ty
 
 
 def test_fake_llm_invented_number_is_flagged(searcher) -> None:  # type: ignore[no-untyped-def]
-    answer = make(searcher, fake("Cake cuts time to first token by 9.9x [1]."),
-                  "openai:fake").answer(CAKE_Q)
+    answer = make(
+        searcher, fake("Cake cuts time to first token by 9.9x [1]."), "openai:fake"
+    ).answer(CAKE_Q)
     assert answer.sentences[0].support != "supported"
 
 

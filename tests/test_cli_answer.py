@@ -1,0 +1,146 @@
+"""`papertalk ask` as a user runs it (subprocess, bundled corpus, extractive and local)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import CAKE_ID, run_cli
+
+CAKE_Q = "How much does Cake reduce time to first token?"
+
+
+@pytest.fixture
+def env(bundled_home, onnx_cache) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {"PAPERTALK_HOME": str(bundled_home), "PAPERTALK_CACHE_DIR": str(onnx_cache)}
+
+
+def test_ask_json_extractive(env: dict[str, str]) -> None:
+    result = run_cli("ask", CAKE_Q, "--llm", "extractive", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    payload = json.loads(lines[0])
+    assert payload["citations"][0]["paper_id"] == CAKE_ID and "2.6" in payload["answer"]
+    assert payload["llm"] == "extractive" and payload["refused"] is False
+
+
+def test_ask_human_output_is_labelled_and_lists_references(env: dict[str, str]) -> None:
+    result = run_cli("ask", CAKE_Q, "--llm", "extractive", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("(extractive answer")
+    assert "References:" in result.stdout and "[1] Compute or Load KV Cache?" in result.stdout
+
+
+def test_ask_refuses_with_related_papers(env: dict[str, str]) -> None:
+    for llm in ("extractive", "local"):
+        result = run_cli(
+            "ask", "How many GPUs were used in Cake's experiments?", "--llm", llm, "--json", env=env
+        )
+        payload = json.loads(result.stdout)
+        assert payload["refused"] is True and payload["citations"] == []
+        assert CAKE_ID in [r["paper_id"] for r in payload["related"]]
+
+
+def test_ask_local_json(env: dict[str, str]) -> None:
+    result = run_cli("ask", CAKE_Q, "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["llm"] == "local"
+    assert payload["timings_ms"]["first_token"] > 0
+
+
+def test_ask_with_history_file_and_compare(env: dict[str, str], tmp_path: Path) -> None:
+    history = tmp_path / "h.json"
+    history.write_text(json.dumps([["What is Cake?", "Cake is a KV cache loading system."]]))
+    result = run_cli(
+        "ask",
+        "How much does it reduce time to first token?",
+        "--history",
+        str(history),
+        "--llm",
+        "extractive",
+        "--json",
+        env=env,
+    )
+    assert json.loads(result.stdout)["citations"][0]["paper_id"] == CAKE_ID
+
+    compare = run_cli(
+        "ask",
+        "Compare D-Fusion and DreamDPO",
+        "--mode",
+        "compare",
+        "--llm",
+        "extractive",
+        "--json",
+        env=env,
+    )
+    payload = json.loads(compare.stdout)
+    assert payload["mode"] == "compare" and payload["answer"].startswith("| paper |")
+    assert {c["paper_id"] for c in payload["citations"]} == {"WVlEwFiDGH", "WIIfdh0GJu"}
+
+    bib = tmp_path / "refs.bib"
+    summary = run_cli(
+        "ask",
+        "causal discovery",
+        "--mode",
+        "summarize",
+        "--llm",
+        "extractive",
+        "--bibtex",
+        str(bib),
+        env=env,
+    )
+    assert summary.returncode == 0, summary.stderr
+    assert bib.read_text().count("@inproceedings{") >= 2
+
+
+def test_ask_errors_are_one_line(env: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not a list")
+    cases = [
+        run_cli("ask", "   ", env=env),
+        run_cli("ask", "x", "--history", str(bad), env=env),
+        run_cli("ask", "x", "--history", str(tmp_path / "missing.json"), env=env),
+        run_cli("ask", "x", "--llm", "nonsense", env=env),
+        run_cli("ask", "x", "--llm", "gguf:/nowhere.gguf", env=env),
+    ]
+    for result in cases:
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_chat_session(env: dict[str, str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    full = dict(os.environ, **env)
+    script = (
+        "\n".join(
+            [
+                "What is Cake?",
+                "How much does it reduce time to first token?",
+                "/mode compare",
+                "Compare D-Fusion and DreamDPO",
+                "/reset",
+                "/quit",
+            ]
+        )
+        + "\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "rag.cli", "chat", "--llm", "extractive"],
+        input=script,
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "2.6" in out and "(mode: compare)" in out and "| paper |" in out
+    assert "(conversation cleared)" in out
