@@ -69,7 +69,9 @@ class Settings(BaseSettings):
     device: Literal["cpu", "cuda"] = Field(
         default="cpu", description="Device for embeddings (cuda needs a GPU build)."
     )
-    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+    embedding_batch_size: int = Field(
+        default=32, ge=1, le=1024, description="Texts per embedding batch during ingestion."
+    )
     embedding_threads: int | None = Field(
         default=None, ge=1, description="CPU threads for embeddings (default: all cores)."
     )
@@ -92,8 +94,12 @@ class Settings(BaseSettings):
         default=40, ge=1, le=1000, description="Chunks fetched from each of dense and BM25."
     )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
-    dense_weight: float = Field(default=1.0, ge=0.0)
-    bm25_weight: float = Field(default=1.0, ge=0.0)
+    dense_weight: float = Field(
+        default=1.0, ge=0.0, description="Weight of the dense ranking in the fusion (0 = off)."
+    )
+    bm25_weight: float = Field(
+        default=1.0, ge=0.0, description="Weight of the BM25 ranking in the fusion (0 = off)."
+    )
     name_weight: float = Field(
         default=2.0,
         ge=0.0,
@@ -118,8 +124,12 @@ class Settings(BaseSettings):
     )
     n_ctx: int = Field(default=4096, ge=512, le=131072, description="Context of GGUF models.")
     llm_threads: int | None = Field(default=None, ge=1, description="Threads for GGUF models.")
-    max_answer_tokens: int = Field(default=160, ge=16, le=4096)
-    llm_timeout_s: float = Field(default=120.0, gt=0)
+    max_answer_tokens: int = Field(
+        default=160, ge=16, le=4096, description="Most tokens an LLM may generate per answer."
+    )
+    llm_timeout_s: float = Field(
+        default=120.0, gt=0, description="Seconds before an API LLM request is abandoned."
+    )
     context_tokens: int = Field(
         default=300,
         ge=64,
