@@ -216,7 +216,13 @@ class HybridSearcher:
 
 
 def open_searcher(settings: Settings, embedder: Embedder | None = None) -> HybridSearcher:
-    """A searcher over the store the settings point at (the store must exist)."""
+    """A searcher over the store the settings point at (the store must exist).
+
+    The embedding model loads in a background thread while Chroma starts (both take about a
+    second from a cold process, and the model load runs outside the GIL).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     from rag.embeddings import make_embedder, model_identity, resolve_model_dir
     from rag.lexical import open_lexical_index
     from rag.store import StoreLayout
@@ -226,9 +232,13 @@ def open_searcher(settings: Settings, embedder: Embedder | None = None) -> Hybri
         settings.chunk_tokens,
         settings.chunk_overlap_sentences,
     )
-    store = PaperStore.open(settings, layout, create=False)
-    lexical = open_lexical_index(settings.home, store)
-    return HybridSearcher(store, lexical, embedder or make_embedder(settings), settings)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(make_embedder, settings) if embedder is None else None
+        store = PaperStore.open(settings, layout, create=False)
+        lexical = open_lexical_index(settings.home, store)
+        embedder = pending.result() if pending is not None else embedder
+    assert embedder is not None
+    return HybridSearcher(store, lexical, embedder, settings)
 
 
 def hit_to_document(hit: PaperHit) -> Any:

@@ -159,3 +159,25 @@ def test_other_chunk_settings_use_another_collection(tmp_path: Path) -> None:
     assert store_layout(other).collection_name != store_layout(settings).collection_name
     with pytest.raises(PaperTalkError, match="other embedding or chunking settings"):
         PaperStore.open(other, store_layout(other), create=False)
+
+
+def test_missing_or_stale_lexical_index_is_rebuilt_from_the_store(tmp_path: Path) -> None:
+    import shutil
+
+    from rag.lexical import open_lexical_index
+    from rag.retrieval import open_searcher
+
+    settings = Settings()
+    run_ingest(settings, [_write(tmp_path / "a.jsonl", _bundled())], progress=False)
+    store = _store(settings)
+    directory = index_dir(settings.home, store)
+    shutil.rmtree(directory)
+    hits = open_searcher(settings).search("compute or load KV cache", 3)
+    assert hits[0].paper_id == "WOyOtaO6lQ"
+    assert directory.exists()
+
+    # A chunk removed behind the index's back makes it stale: it is rebuilt, never wrong.
+    victim = next(c.id for c in store.iter_chunks(documents=False))
+    store.delete([victim])
+    index = open_lexical_index(settings.home, store)
+    assert victim not in index.table.ids and len(index.table) == store.count()
