@@ -7,6 +7,7 @@ Each branch imports its SDK lazily; nothing is loaded or contacted until the fir
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -144,6 +145,15 @@ def check_backend(spec: LLMSpec) -> None:
 
 _LOCAL_MODELS: dict[tuple[str, int, int | None], LlamaCppChatModel] = {}
 _LOCAL_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_local_models() -> None:
+    """Free llama.cpp models before interpreter shutdown (its finalizer fails late in exit)."""
+    for model in _LOCAL_MODELS.values():
+        if model._llama is not None:
+            model._llama.close()
+            model._llama = None
 
 
 def make_chat_model(spec: LLMSpec, settings: Settings) -> BaseChatModel | None:
