@@ -131,7 +131,7 @@ class Settings(BaseSettings):
         default=120.0, gt=0, description="Seconds before an API LLM request is abandoned."
     )
     context_tokens: int = Field(
-        default=300,
+        default=250,
         ge=64,
         le=100000,
         description="Token budget of the numbered passages given to the LLM.",
