@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean screenshot
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,3 +36,6 @@ bench: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+screenshot: install
+	UPDATE_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_ui_browser.py

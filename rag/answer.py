@@ -382,6 +382,7 @@ class Answerer:
             result.answer = CANNOT_ANSWER
             result.related = list(hits[:3])
             return
+        raw = strip_echoed_titles(raw, [p.title for p in passages])
         similarity = EmbeddingSimilarity(self.searcher.embedder.embed_documents)
         passage_texts = [[s.text for s in p.sentences] for p in passages]
         resolved = resolve_citations(raw, passage_texts, [p.paper_id for p in passages], similarity)
@@ -425,6 +426,17 @@ def _citation(ref: int, passage: ContextPassage, attributed: bool) -> Citation:
         pmlr_url=hit.pmlr_url,
         spans=[(s.start, s.end) for s in passage.sentences],
     )
+
+
+def strip_echoed_titles(text: str, titles: Sequence[str]) -> str:
+    """Remove passage titles a small model copies into its answer ('[1] "Title": ...'): their
+    punctuation would split sentences and they are not claims."""
+    import re
+
+    for title in sorted(set(titles), key=len, reverse=True):
+        if title:
+            text = re.sub(r'["“]?' + re.escape(title) + r'["”]?\s*:?', " ", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 def clean_question(question: str) -> str:

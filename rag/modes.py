@@ -94,7 +94,7 @@ def shorten(sentence: str) -> str:
 
 
 def short_title(title: str) -> str:
-    head = title.partition(":")[0].strip()
+    head = title.partition(":")[0].strip().replace("|", "/")
     return head if len(head) <= 60 else head[:57] + "…"
 
 

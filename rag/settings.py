@@ -154,6 +154,19 @@ class Settings(BaseSettings):
         "question's distinctive terms.",
     )
 
+    # Web UI (`papertalk serve`)
+    server_host: str = Field(
+        default="127.0.0.1",
+        description="Interface `papertalk serve` binds to; anything else without auth warns.",
+    )
+    server_port: int = Field(default=7860, ge=1, le=65535, description="Port of `papertalk serve`.")
+    auth: SecretStr | None = Field(
+        default=None, description="USER:PASS login required by `papertalk serve` (page and API)."
+    )
+    max_upload_mb: int = Field(
+        default=50, ge=1, le=10000, description="Largest paper list the web UI accepts, in MB."
+    )
+
     @field_validator("chroma_url")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:

@@ -93,3 +93,14 @@ def test_invented_numbers_cap_support() -> None:
     similarity = EmbeddingSimilarity(embed)
     assert similarity("It cuts TTFT by 5x.", ["It cuts TTFT by 2.6x."]) <= 0.55
     assert similarity("It cuts TTFT by 2.6x.", ["It cuts TTFT by 2.6x."]) == 1.0
+
+
+def test_echoed_titles_are_removed_before_sentence_splitting() -> None:
+    from rag.answer import strip_echoed_titles
+
+    title = "Compute or Load KV Cache? Why Not Both?"
+    raw = f'[1] "{title}": Cake cuts time to first token by 2.6x [1].'
+    cleaned = strip_echoed_titles(raw, [title])
+    assert title not in cleaned
+    pieces = split_cited_sentences(cleaned)
+    assert pieces == [("Cake cuts time to first token by 2.6x.", [1, 1])]

@@ -1,0 +1,1 @@
+"""PaperTalk web UI: a thin Gradio adapter over `rag` (see ui/README.md)."""

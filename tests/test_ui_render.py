@@ -1,0 +1,299 @@
+"""The UI's pure rendering: answers → chat messages, citations → source cards (no server)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from rag.answer import Answer, AnswerSentence, Citation
+from rag.corpus import Problem
+from rag.ingest import IngestReport
+from rag.records import PaperHit, Passage
+from rag.refusal import CANNOT_ANSWER
+from ui import render
+from ui.session import Conversation
+
+XSS = "<img src=x onerror=alert(1)>"
+ABSTRACT = (
+    "Long contexts are slow to prefill. "  # 0-34
+    "Cake loads part of the KV cache from disk and computes the rest. "  # 35-99
+    "It balances both with a bidirectional schedule. "  # 100-147
+    "Cake achieves on average 2.6x reduction in time to first token."  # 148-211
+)
+
+
+def _span(sentence: str) -> tuple[int, int]:
+    start = ABSTRACT.index(sentence)
+    return start, start + len(sentence)
+
+
+S1 = "Cake loads part of the KV cache from disk and computes the rest."
+S2 = "Cake achieves on average 2.6x reduction in time to first token."
+
+
+def cake_citation(**overrides: object) -> Citation:
+    values: dict[str, object] = {
+        "n": 1,
+        "paper_id": "WOyOtaO6lQ",
+        "title": "Compute or Load KV Cache? Why Not Both?",
+        "authors": ["Shuowei Jin", "Xueshen Liu", "Qingzhao Zhang", "Zhuoqing Mao"],
+        "url": "https://openreview.net/forum?id=WOyOtaO6lQ",
+        "passage": f"{S1} {S2}",
+        "attributed": False,
+        "status": "poster",
+        "pmlr_url": "https://proceedings.mlr.press/v267/jin25a.html",
+        "spans": [_span(S1), _span(S2)],
+        "supporting": ["Cake achieves on average 2.6x reduction in time to first token."],
+    }
+    values.update(overrides)
+    return Citation(**values)  # type: ignore[arg-type]
+
+
+def hit(title: str = "Compute or Load KV Cache? Why Not Both?", **overrides: object) -> PaperHit:
+    values: dict[str, object] = {
+        "paper_id": "WOyOtaO6lQ",
+        "title": title,
+        "authors": ["Shuowei Jin"],
+        "url": "https://openreview.net/forum?id=WOyOtaO6lQ",
+        "status": "poster",
+        "score": 0.5,
+        "passages": [Passage("c0", S1, 35, 99)],
+    }
+    values.update(overrides)
+    return PaperHit(**values)  # type: ignore[arg-type]
+
+
+def ask_answer(**overrides: object) -> Answer:
+    values: dict[str, object] = {
+        "question": "How much does Cake reduce time to first token?",
+        "answer": "Cake achieves on average 2.6x reduction in time to first token [1].",
+        "mode": "ask",
+        "llm": "extractive",
+        "refused": False,
+        "citations": [cake_citation()],
+        "sentences": [AnswerSentence(S2, [1], "supported")],
+        "timings_ms": {"total": 1234.0},
+        "extractive": True,
+    }
+    values.update(overrides)
+    return Answer(**values)  # type: ignore[arg-type]
+
+
+def conversation_with(*answers: Answer) -> Conversation:
+    conversation = Conversation()
+    for answer in answers:
+        turn = conversation.start(answer.question, answer.mode)
+        turn.answer = answer
+    return conversation
+
+
+# Escaping ----------------------------------------------------------------------------------
+def test_html_in_a_title_is_text_in_cards_chat_and_lists() -> None:
+    citation = cake_citation(title=XSS, authors=["<b>Eve</b>"], passage=f"{XSS} is bad.")
+    card = render.source_card(citation, turn=1)
+    assert "<img" not in card and "<b>" not in card
+    assert "&lt;img src=x onerror=alert(1)&gt;" in card and "&lt;b&gt;Eve&lt;/b&gt;" in card
+
+    refused = ask_answer(refused=True, answer=CANNOT_ANSWER, citations=[], related=[hit(XSS)])
+    for text in (render.answer_markdown(refused, 1), render.turn_sources(_turn(refused))):
+        assert "<img" not in text and "&lt;img" in text
+
+
+def _turn(answer: Answer):  # type: ignore[no-untyped-def]
+    return conversation_with(answer).turns[-1]
+
+
+def test_markdown_links_and_html_in_answers_and_questions_are_neutralised() -> None:
+    sneaky = "See [this](javascript:alert(1)) <script>alert(2)</script> `code` *x*."
+    answer = ask_answer(sentences=[AnswerSentence(sneaky, [1], "supported")])
+    message = render.answer_markdown(answer, 1)
+    assert "<script>" not in message and "](javascript:" not in message
+    assert "&lt;script&gt;" in message and "&#91;this&#93;" in message
+
+    conversation = Conversation()
+    conversation.start(sneaky, "ask")
+    user = render.chat_messages(conversation)[0]
+    assert user["role"] == "user" and "<script>" not in user["content"]
+
+
+def test_unsafe_urls_are_not_links() -> None:
+    assert render.safe_url("javascript:alert(1)") is None
+    assert render.safe_url("https://openreview.net/forum?id=x") is not None
+    assert render.link('https://x.org/"onmouseover=alert(1)', "t") == "t"
+    card = render.source_card(cake_citation(url="javascript:alert(1)", pmlr_url=""), 1)
+    assert "javascript:" not in card and "href" not in card.split("pt-passage")[0]
+
+
+# Chat messages -----------------------------------------------------------------------------
+def test_citation_markers_become_links_to_the_turns_source_cards() -> None:
+    message = render.answer_markdown(ask_answer(), turn=3)
+    links = re.findall(r'<a class="pt-cite" href="#(pt-src-3-1)"', message)
+    assert links == ["pt-src-3-1"]
+    assert "2.6x reduction" in message and "&#91;1&#93;</a>." in message
+    assert "extractive answer" in message and "1.2 s" in message
+    card = render.source_card(cake_citation(), turn=3)
+    assert 'id="pt-src-3-1"' in card
+
+
+def test_unsupported_and_weak_sentences_are_visibly_marked() -> None:
+    answer = ask_answer(
+        sentences=[
+            AnswerSentence(S2, [1], "supported"),
+            AnswerSentence("Cake needs no GPU.", [1], "unsupported"),
+            AnswerSentence("It is fast.", [], "weak"),
+        ]
+    )
+    message = render.answer_markdown(answer, 1)
+    assert '<span class="pt-unsupported"' in message and "⚠ Cake needs no GPU" in message
+    assert '<span class="pt-weak"' in message
+    assert "does not support" in message  # the legend
+
+
+def test_refusal_lists_possibly_related_papers() -> None:
+    refused = ask_answer(refused=True, answer=CANNOT_ANSWER, citations=[], related=[hit()])
+    message = render.answer_markdown(refused, 1)
+    assert message.startswith(render.escape_md(CANNOT_ANSWER))
+    assert "Possibly related papers" in message and "Compute or Load KV Cache?" in message
+    panel = render.turn_sources(_turn(refused))
+    assert "possibly related" in panel and "pt-card-related" in panel
+
+
+def test_generation_error_keeps_the_retrieved_papers() -> None:
+    failed = ask_answer(
+        error="the LLM backend openai:x is unreachable", citations=[], related=[hit()]
+    )
+    message = render.answer_markdown(failed, 1)
+    assert "Error: the LLM backend openai:x is unreachable" in message
+    assert "Retrieved papers" in message and "Compute or Load KV Cache?" in message
+    assert "Generation failed" in render.turn_sources(_turn(failed))
+
+
+def test_compare_table_keeps_its_structure_and_links_markers() -> None:
+    table = (
+        "| paper | approach |\n|---|---|\n| Cake [1] | loads <b>and</b> computes [1] |\n"
+        "| D-Fusion [2] | builds samples [2] |\n\nThey differ [3]."
+    )
+    answer = ask_answer(
+        mode="compare",
+        answer=table,
+        citations=[cake_citation(), cake_citation(n=2, title="D-Fusion")],
+    )
+    message = render.answer_markdown(answer, 5)
+    assert message.count("\n|") >= 3 and "|---|---|" in message
+    assert "#pt-src-5-1" in message and "#pt-src-5-2" in message
+    assert "&#91;3&#93;" in message  # no source 3: left as text, not a link
+    assert "<b>" not in message
+
+
+def test_summarize_shows_a_linked_bibliography() -> None:
+    body = "**KV caches**\n- Compute or Load KV Cache?: Cake loads and computes [1]"
+    answer = ask_answer(
+        mode="summarize",
+        answer=f"{body}\n\nReferences:\n[1] Compute or Load KV Cache? Why Not Both?. ICML 2025.",
+        bibtex="@inproceedings{jin2025compute, ...}",
+    )
+    message = render.answer_markdown(answer, 2)
+    assert "**KV caches**" in message and "**References**" in message
+    assert message.count("References") == 1
+    assert 'href="https://openreview.net/forum?id=WOyOtaO6lQ"' in message
+
+
+def test_streaming_message_shows_progress_then_text() -> None:
+    conversation = Conversation()
+    turn = conversation.start("q", "ask")
+    assert "Searching" in render.streaming_markdown(turn)
+    turn.hits = [hit()]
+    assert "Reading 1 retrieved paper" in render.streaming_markdown(turn)
+    turn.partial = "Cake <i>is</i> fast"
+    assert render.streaming_markdown(turn).startswith("Cake &lt;i&gt;is&lt;/i&gt; fast")
+
+
+def test_chat_messages_alternate_user_and_assistant() -> None:
+    conversation = conversation_with(ask_answer(), ask_answer(mode="compare"))
+    messages = render.chat_messages(conversation)
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 2
+    assert messages[2]["content"].startswith("**Compare:**")
+    assert "#pt-src-2-1" in messages[3]["content"]
+
+
+# Source cards ------------------------------------------------------------------------------
+def test_passage_sentences_follow_the_spans_and_mark_gaps() -> None:
+    pieces = render.passage_sentences(cake_citation())
+    assert pieces == [(S1, True), (S2, True)]  # S1 is not the abstract's start; S2 skips one
+
+
+def test_passage_falls_back_to_splitting_when_spans_do_not_fit() -> None:
+    pieces = render.passage_sentences(cake_citation(spans=[(0, 5)]))
+    assert [p for p, _ in pieces] == [S1, S2]
+    assert render.passage_sentences(cake_citation(spans=[])) == [(S1, False), (S2, False)]
+
+
+def test_card_highlights_the_supporting_sentence() -> None:
+    card = render.source_card(cake_citation(), turn=1)
+    marked = re.findall(r'<mark class="pt-support">(.*?)</mark>', card)
+    assert marked == [S2]
+    assert "Shuowei Jin, Xueshen Liu, Qingzhao Zhang et al." in card
+    assert 'class="pt-badge pt-badge-poster"' in card and ">PMLR<" in card
+    assert 'href="https://openreview.net/forum?id=WOyOtaO6lQ" target="_blank"' in card
+
+
+def test_paraphrased_support_highlights_the_best_matching_sentence() -> None:
+    card = render.source_card(
+        cake_citation(supporting=["Cake cuts the time to first token 2.6x on average."]), 1
+    )
+    assert re.findall(r"<mark[^>]*>(.*?)</mark>", card) == [S2]
+    unrelated = render.source_card(cake_citation(supporting=["Penguins swim."]), 1)
+    assert "<mark" not in unrelated
+
+
+def test_attributed_citation_is_labelled() -> None:
+    assert "cited by PaperTalk" in render.source_card(cake_citation(attributed=True), 1)
+
+
+def test_sources_panel_shows_the_latest_turn_and_keeps_older_ones() -> None:
+    assert "pt-empty" in render.sources_html(Conversation())
+    conversation = conversation_with(ask_answer(), ask_answer())
+    panel = render.sources_html(conversation)
+    assert panel.count('class="pt-turn pt-hidden"') == 1
+    assert 'id="pt-src-1-1"' in panel and 'id="pt-src-2-1"' in panel
+    assert re.search(r'<section class="pt-turn" id="pt-turn-2"', panel)
+
+
+def test_status_badge_only_for_known_statuses() -> None:
+    assert "pt-badge-oral" in render.status_badge("Oral")
+    assert render.status_badge("<script>") == ""
+
+
+# Programs and exports ----------------------------------------------------------------------
+def test_citations_json_for_the_api() -> None:
+    [entry] = render.citations_json(ask_answer())
+    assert entry["n"] == 1 and entry["paper_id"] == "WOyOtaO6lQ"
+    assert entry["status"] == "poster" and entry["supporting"]
+    assert set(entry) >= {"title", "authors", "url", "passage", "attributed", "pmlr_url"}
+
+
+def test_conversation_export_has_answers_and_references() -> None:
+    refused = ask_answer(
+        question="How many GPUs?", refused=True, answer=CANNOT_ANSWER, citations=[], related=[hit()]
+    )
+    conversation = conversation_with(ask_answer(), refused)
+    text = render.conversation_markdown(conversation, now=datetime(2025, 7, 1, tzinfo=UTC))
+    assert text.startswith("# PaperTalk conversation\n")
+    assert "## 1. How much does Cake reduce time to first token?" in text
+    assert "2.6x reduction in time to first token [1]." in text
+    assert (
+        "[1] Compute or Load KV Cache? Why Not Both? Shuowei Jin, Xueshen Liu, Qingzhao Zhang, "
+        "Zhuoqing Mao. ICML 2025. https://openreview.net/forum?id=WOyOtaO6lQ"
+    ) in text
+    assert "## 2. How many GPUs?" in text and "Possibly related:" in text
+
+
+def test_ingest_report_lists_counts_and_problems() -> None:
+    report = IngestReport(added=2, updated=1, unchanged=3, chunks_embedded=4, seconds=1.5)
+    report.skipped = [Problem("/tmp/gradio/abc/papers.jsonl", 3, "no abstract <b>")]
+    report.warnings = [Problem("/tmp/gradio/abc/papers.jsonl", 2, "odd status", unit="item")]
+    text = render.ingest_report_markdown(report, "papers<1>.jsonl", papers_total=25)
+    assert "2 added, 1 updated, 3 unchanged, 1 skipped" in text
+    assert "papers&lt;1&gt;.jsonl" in text and "25 papers" in text
+    assert "- Skipped: line 3: no abstract &lt;b&gt;" in text
+    assert "- Warning: item 2: odd status" in text and "/tmp/gradio" not in text

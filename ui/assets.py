@@ -1,0 +1,85 @@
+"""The page's stylesheet and script (given to `launch`; Gradio 6 takes them there)."""
+
+from __future__ import annotations
+
+CSS = """
+#pt-header h1 { margin-bottom: 0; }
+#pt-header p { margin-top: 2px; color: var(--body-text-color-subdued); }
+#pt-sources-box { max-height: 690px; overflow-y: auto; padding-right: 4px; }
+.pt-sources { display: flex; flex-direction: column; gap: 10px; font-size: 14px; }
+.pt-hidden { display: none !important; }
+.pt-empty { color: var(--body-text-color-subdued); border: 1px dashed var(--border-color-primary);
+  border-radius: 10px; padding: 14px 16px; }
+.pt-turn-head { display: flex; flex-direction: column; margin-bottom: 8px; }
+.pt-turn-label { font-weight: 600; font-size: 12px; text-transform: uppercase;
+  letter-spacing: .04em; color: var(--body-text-color-subdued); }
+.pt-turn-q { font-style: italic; color: var(--body-text-color-subdued); }
+.pt-card { border: 1px solid var(--border-color-primary); border-radius: 10px;
+  padding: 10px 12px; margin-bottom: 10px; background: var(--background-fill-secondary);
+  transition: box-shadow .25s, border-color .25s; scroll-margin-top: 12px; }
+.pt-card.pt-active { border-color: var(--color-accent);
+  box-shadow: 0 0 0 3px var(--color-accent-soft); }
+.pt-card-head { display: flex; align-items: baseline; gap: 8px; line-height: 1.35;
+  text-align: left; }
+.pt-num { flex: none; display: inline-flex; align-items: center; justify-content: center;
+  min-width: 22px; height: 22px; border-radius: 999px; background: var(--color-accent);
+  color: white; font-size: 12px; font-weight: 700; }
+.pt-title, .pt-title:visited { font-weight: 600; color: var(--body-text-color) !important;
+  text-decoration: none; }
+.pt-title:hover { text-decoration: underline; }
+.pt-meta { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 4px 0 8px;
+  font-size: 13px; color: var(--body-text-color-subdued); }
+.pt-badge { font-size: 11px; font-weight: 700; text-transform: uppercase; letter-spacing: .04em;
+  padding: 1px 8px; border-radius: 999px; }
+.pt-badge-oral { background: #fde68a; color: #78350f; }
+.pt-badge-spotlight { background: #c7d2fe; color: #312e81; }
+.pt-badge-poster { background: #d1fae5; color: #065f46; }
+#pt-sources-box .pt-passage { margin: 0; padding: 6px 10px; font-size: 13.5px;
+  line-height: 1.55; border-left: 3px solid var(--border-color-accent); }
+mark.pt-support { background: rgba(250, 204, 21, .45); color: inherit; border-radius: 3px;
+  padding: 0 2px; }
+.pt-gap { color: var(--body-text-color-subdued); }
+#pt-sources-box .pt-card-foot { margin-top: 6px; font-size: 12px;
+  color: var(--body-text-color-subdued); }
+.pt-card-related { opacity: .92; }
+.pt-card-foot a { color: var(--link-text-color); text-decoration: underline; }
+a.pt-cite { text-decoration: none !important; font-weight: 700; font-size: .82em;
+  color: var(--color-accent) !important; cursor: pointer; padding: 0 1px; }
+a.pt-cite:hover { text-decoration: underline !important; }
+.pt-unsupported { background: rgba(239, 68, 68, .12); border-bottom: 2px dotted #dc2626; }
+.pt-weak { border-bottom: 1px dotted var(--body-text-color-subdued); }
+.pt-note { font-size: 12px; color: var(--body-text-color-subdued); }
+.pt-error { color: #b91c1c; font-weight: 600; }
+#pt-report { font-size: 14px; }
+#pt-mode { align-self: center; }
+#pt-chat table { font-size: 13px; }
+#pt-chat table td:first-child { min-width: 96px; font-weight: 600; }
+"""
+
+# Citation clicks: show the cited source card (its turn's section, highlighted, scrolled to).
+# One listener on the document, so it works for messages rendered after the page loaded.
+JS = """
+function () {
+  if (window.__paperTalkCitations) { return; }
+  window.__paperTalkCitations = true;
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    var link = target && target.closest ? target.closest("a.pt-cite, a[href^='#pt-src-']") : null;
+    if (!link) { return; }
+    event.preventDefault();
+    event.stopPropagation();
+    var id = (link.getAttribute("href") || "").replace(/^#/, "");
+    var card = document.getElementById(id);
+    if (!card) { return; }
+    var section = card.closest(".pt-turn");
+    document.querySelectorAll(".pt-turn").forEach(function (turn) {
+      turn.classList.toggle("pt-hidden", turn !== section);
+    });
+    document.querySelectorAll(".pt-card.pt-active").forEach(function (other) {
+      other.classList.remove("pt-active");
+    });
+    card.classList.add("pt-active");
+    card.scrollIntoView({behavior: "smooth", block: "nearest"});
+  }, true);
+}
+"""

@@ -1,0 +1,67 @@
+"""One browser session's conversation: the turns asked so far and what the answerer needs of them.
+
+Kept in a `gr.State`, so each session (browser tab or `gradio_client.Client`) has its own copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rag.answer import Answer
+from rag.records import PaperHit
+
+MAX_TURNS = 50  # older turns are dropped from a session (the page and the follow-up context)
+
+
+@dataclass
+class Turn:
+    question: str
+    mode: str = "ask"
+    answer: Answer | None = None  # None while the answer is being produced (or on an error)
+    error: str | None = None  # an error that stopped the turn before any answer
+    hits: list[PaperHit] = field(default_factory=list)  # retrieved papers, known early
+    partial: str = ""  # streamed text so far
+    number: int = 0  # unique within the session: anchors of its sources use it
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or (self.answer is not None and self.answer.error is not None)
+
+    @property
+    def pending(self) -> bool:
+        return self.answer is None and self.error is None
+
+
+@dataclass
+class Conversation:
+    turns: list[Turn] = field(default_factory=list)
+    counter: int = 0
+
+    def start(self, question: str, mode: str) -> Turn:
+        self.counter += 1
+        turn = Turn(question, mode, number=self.counter)
+        self.turns.append(turn)
+        del self.turns[:-MAX_TURNS]
+        return turn
+
+    def history(self) -> list[tuple[str, str]]:
+        """(question, answer) pairs of the answered turns, for follow-up questions."""
+        return [
+            (t.question, t.answer.answer)
+            for t in self.turns
+            if t.answer is not None and not t.failed
+        ]
+
+    def history_papers(self) -> list[str]:
+        """Papers cited by the latest turn that cited any (follow-ups lean on them)."""
+        for turn in reversed(self.turns):
+            if turn.answer is not None and turn.answer.citations and not turn.failed:
+                return turn.answer.cited_paper_ids
+        return []
+
+    @property
+    def last_answer(self) -> Answer | None:
+        for turn in reversed(self.turns):
+            if turn.answer is not None:
+                return turn.answer
+        return None
