@@ -123,15 +123,31 @@ def make_embedder(settings: Settings) -> Embedder:
     """The embedding backend the settings ask for (nothing is loaded until first use)."""
     model_dir = resolve_model_dir(settings.embedding_model)
     if settings.embedding_backend == "sentence-transformers":
+        if settings.device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise PaperTalkError("device=cuda but torch sees no CUDA GPU")
         return SentenceTransformerEmbedder(
             model_dir, device=settings.device, batch_size=settings.embedding_batch_size
         )
     from rag.onnx_embedder import OnnxEmbedder
 
+    providers = ["CPUExecutionProvider"]
+    if settings.device == "cuda":
+        import onnxruntime
+
+        if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+            raise PaperTalkError(
+                "device=cuda needs onnxruntime-gpu for the onnx backend; install it, or use "
+                "--embedding-backend sentence-transformers with a CUDA build of torch"
+            )
+        providers.insert(0, "CUDAExecutionProvider")
     return OnnxEmbedder(
         model_dir,
         settings.cache_dir / "onnx",
         quantize=settings.embedding_quantize,
         threads=settings.embedding_threads,
         batch_size=settings.embedding_batch_size,
+        providers=providers,
     )

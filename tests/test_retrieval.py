@@ -83,3 +83,31 @@ def test_langchain_retriever_returns_one_document_per_paper(searcher) -> None:  
     assert len(docs) == 3
     assert docs[0].metadata["paper_id"] == CAKE_ID
     assert docs[0].page_content and docs[0].metadata["passages"]
+
+
+def test_both_embedding_backends_rank_alike(tmp_path, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    """The reference backend (sentence-transformers) and onnx build the same index ranking."""
+    from rag.ingest import run_ingest
+    from rag.settings import Settings
+
+    rankings = {}
+    for backend in ("sentence-transformers", "onnx"):
+        settings = Settings(
+            home=tmp_path / backend,
+            cache_dir=onnx_cache,
+            embedding_backend=backend,
+            bm25_weight=0.0,
+            name_weight=0.0,
+        )
+        run_ingest(settings, [], progress=False)
+        searcher = open_searcher(settings)
+        rankings[backend] = [
+            [h.paper_id for h in searcher.search(q, 5)]
+            for q in (
+                "compute or load KV cache",
+                "causal discovery with latent variables",
+                "aligning diffusion models with human preferences",
+                "adversarial robustness of vision-language models",
+            )
+        ]
+    assert rankings["onnx"] == rankings["sentence-transformers"]
