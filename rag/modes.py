@@ -19,7 +19,7 @@ from rag.errors import PaperTalkError
 from rag.records import PaperHit
 
 if TYPE_CHECKING:
-    from rag.answer import Answer, Answerer, AnswerEvent
+    from rag.answer import Answer, Answerer, AnswerEvent, Citation
 
 COLUMNS = ("problem", "approach", "data/setting", "key result")
 _CUES: dict[str, re.Pattern[str]] = {
@@ -93,6 +93,24 @@ def shorten(sentence: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
+def quote_citation(ref: int, hit: PaperHit, quoted: list[str]) -> Citation:
+    """Reference `ref` to `hit`, whose passage is the abstract sentences quoted from it."""
+    from rag.answer import Citation
+
+    return Citation(
+        ref,
+        hit.paper_id,
+        hit.title,
+        list(hit.authors),
+        hit.url,
+        " ".join(quoted),
+        attributed=False,
+        status=hit.status,
+        pmlr_url=hit.pmlr_url,
+        supporting=quoted,
+    )
+
+
 def short_title(title: str) -> str:
     head = title.partition(":")[0].strip().replace("|", "/")
     return head if len(head) <= 60 else head[:57] + "…"
@@ -107,7 +125,7 @@ def stream_compare(
     started: float,
     timings: dict[str, float],
 ) -> Iterator[AnswerEvent]:
-    from rag.answer import AnswerEvent, Citation
+    from rag.answer import AnswerEvent
 
     papers = list(hits[: max(2, min(4, len(hits)))])
     if len(papers) < 2:
@@ -130,20 +148,7 @@ def stream_compare(
         row += [f"{cells[c]} [{ref}]" if c in cells else "—" for c in COLUMNS]
         lines.append("| " + " | ".join(row) + " |")
         used = [cells[c] for c in COLUMNS if c in cells]
-        citations.append(
-            Citation(
-                ref,
-                hit.paper_id,
-                hit.title,
-                list(hit.authors),
-                hit.url,
-                " ".join(used),
-                False,
-                hit.status,
-                hit.pmlr_url,
-                supporting=used,
-            )
-        )
+        citations.append(quote_citation(ref, hit, used))
     table = "\n".join(lines)
     timings["first_token"] = _ms(started)
     yield AnswerEvent("token", text=table + "\n\n")
@@ -209,7 +214,7 @@ def stream_summarize(
     started: float,
     timings: dict[str, float],
 ) -> Iterator[AnswerEvent]:
-    from rag.answer import AnswerEvent, AnswerSentence, Citation
+    from rag.answer import AnswerEvent, AnswerSentence
 
     relevant = [h for h in hits if h.dense_similarity >= answerer.settings.min_similarity]
     relevant = relevant or list(hits[:1])
@@ -230,20 +235,7 @@ def stream_summarize(
                 text += f" {result_line} [{ref}]"
             parts.append(text)
             supporting = [line] + ([result_line] if result_line and result_line != line else [])
-            citations.append(
-                Citation(
-                    ref,
-                    hit.paper_id,
-                    hit.title,
-                    list(hit.authors),
-                    hit.url,
-                    " ".join(supporting),
-                    False,
-                    hit.status,
-                    hit.pmlr_url,
-                    supporting=supporting,
-                )
-            )
+            citations.append(quote_citation(ref, hit, supporting))
             for s in supporting:
                 result.sentences.append(AnswerSentence(s, [ref], "supported"))
         parts.append("")

@@ -388,6 +388,8 @@ class OnnxEmbedder:
         batch_size: texts per inference call in :meth:`embed_documents`.
         max_length: truncation length in tokens, special tokens included; default is the
             model's ``max_seq_length`` (256 for all-MiniLM-L6-v2), as in sentence-transformers.
+        providers: ONNX Runtime execution providers, in order of preference (CPU by default).
+            Dynamic int8 quantization targets the CPU; use fp32 on a GPU.
     """
 
     def __init__(

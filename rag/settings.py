@@ -64,7 +64,9 @@ class Settings(BaseSettings):
         "reference 'sentence-transformers' (torch).",
     )
     embedding_quantize: bool = Field(
-        default=False, description="Use an int8 ONNX export (faster, slightly different vectors)."
+        default=True,
+        description="Use the int8 ONNX export: ~1.3x faster than fp32, same dev-set recall@5 and "
+        "MRR (see bench/results); false gives vectors identical to sentence-transformers.",
     )
     device: Literal["cpu", "cuda"] = Field(
         default="cpu", description="Device for embeddings (cuda needs a GPU build)."

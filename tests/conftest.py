@@ -9,7 +9,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,35 +87,71 @@ def _chroma_executable() -> str:
     return str(candidate) if candidate.exists() else (shutil.which("chroma") or "chroma")
 
 
+@contextmanager
+def running_server(
+    command: list[str], port: int, log_path: Path, *, timeout: float = 60, **popen: Any
+) -> Iterator[subprocess.Popen]:
+    """Start `command` (a server on 127.0.0.1:`port`), wait until it listens, stop it after.
+
+    A server that dies or never listens fails the test with the end of its log.
+    """
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **popen)
+    try:
+        try:
+            wait_for_port(port, timeout, proc)
+        except (RuntimeError, TimeoutError) as exc:
+            log.flush()
+            pytest.fail(f"{exc}\n{log_path.read_text()[-3000:]}")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[str]:
     """A real `chroma run` server on a free 127.0.0.1 port; yields its URL."""
     port = free_port()
-    log = open(tmp_path / "chroma.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            _chroma_executable(),
-            "run",
-            "--path",
-            str(tmp_path / "chroma-server"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_for_port(port, 30, proc)
+    command = [
+        _chroma_executable(),
+        "run",
+        "--path",
+        str(tmp_path / "chroma-server"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    with running_server(command, port, tmp_path / "chroma.log", timeout=30):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+
+
+def llama_server_command(port: int) -> list[str]:
+    """llama-cpp-python's OpenAI-compatible server for the bundled GGUF on 127.0.0.1:`port`."""
+    from rag.llm import bundled_gguf
+
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(bundled_gguf()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "2",
+        "--model_alias",
+        "smollm2",
+    ]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
@@ -132,43 +170,8 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300)
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving the bundled GGUF.
-
-    Yields its base URL (ending in /v1).
-    """
-    from rag.llm import bundled_gguf
-
+    """The bundled GGUF behind an OpenAI-compatible server; yields its base URL (.../v1)."""
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(bundled_gguf()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--n_threads",
-            "2",
-            "--model_alias",
-            "smollm2",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_for_port(port, 60, proc)
+    with running_server(llama_server_command(port), port, log_path):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()

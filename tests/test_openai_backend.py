@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
@@ -12,7 +10,7 @@ import pytest
 from rag.answer import Answerer
 from rag.llm import LLMSpec, parse_llm_spec
 
-from .conftest import CAKE_ID, free_port, run_cli, wait_for_port
+from .conftest import CAKE_ID, free_port, llama_server_command, run_cli, running_server
 
 CAKE_Q = "How much does Cake reduce time to first token?"
 
@@ -80,39 +78,14 @@ def test_unreachable_openai_server_is_a_clear_error(searcher) -> None:  # type: 
 
 @pytest.mark.server
 def test_server_killed_mid_stream_then_back(searcher, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from rag.llm import bundled_gguf
-
     port = free_port()
-
-    def start() -> subprocess.Popen:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(bundled_gguf()),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                "4096",
-                "--n_threads",
-                "2",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for_port(port, 60, proc)
-        return proc
 
     settings = searcher.settings.with_overrides(
         openai_base_url=f"http://127.0.0.1:{port}/v1", llm_timeout_s=20
     )
     answerer = Answerer(settings, searcher=searcher, llm_spec="openai:smollm2")
-    proc = start()
-    try:
+    log = tmp_path / "llama.log"
+    with running_server(llama_server_command(port), port, log) as proc:
         stream = answerer.stream(CAKE_Q)
         for event in stream:
             if event.kind == "token":
@@ -121,10 +94,8 @@ def test_server_killed_mid_stream_then_back(searcher, tmp_path) -> None:  # type
                 break
         final = next(e for e in stream if e.kind == "final").answer
         assert final.error and "LLM backend" in final.error
-        down = answerer.answer(CAKE_Q)
-        assert down.error and "LLM backend" in down.error and down.related
-        proc = start()
+    down = answerer.answer(CAKE_Q)
+    assert down.error and "LLM backend" in down.error and down.related
+    with running_server(llama_server_command(port), port, log):
         back = answerer.answer(CAKE_Q)
         assert back.error is None
-    finally:
-        proc.kill()

@@ -86,28 +86,33 @@ def test_langchain_retriever_returns_one_document_per_paper(searcher) -> None:  
 
 
 def test_both_embedding_backends_rank_alike(tmp_path, onnx_cache) -> None:  # type: ignore[no-untyped-def]
-    """The reference backend (sentence-transformers) and onnx build the same index ranking."""
+    """The reference backend (sentence-transformers) and onnx fp32 rank identically; the int8
+    export agrees on the top paper."""
     from rag.ingest import run_ingest
     from rag.settings import Settings
 
+    queries = (
+        "compute or load KV cache",
+        "causal discovery with latent variables",
+        "aligning diffusion models with human preferences",
+        "adversarial robustness of vision-language models",
+    )
     rankings = {}
-    for backend in ("sentence-transformers", "onnx"):
+    for name, backend, quantize in (
+        ("st", "sentence-transformers", False),
+        ("fp32", "onnx", False),
+        ("int8", "onnx", True),
+    ):
         settings = Settings(
-            home=tmp_path / backend,
+            home=tmp_path / name,
             cache_dir=onnx_cache,
             embedding_backend=backend,
+            embedding_quantize=quantize,
             bm25_weight=0.0,
             name_weight=0.0,
         )
         run_ingest(settings, [], progress=False)
         searcher = open_searcher(settings)
-        rankings[backend] = [
-            [h.paper_id for h in searcher.search(q, 5)]
-            for q in (
-                "compute or load KV cache",
-                "causal discovery with latent variables",
-                "aligning diffusion models with human preferences",
-                "adversarial robustness of vision-language models",
-            )
-        ]
-    assert rankings["onnx"] == rankings["sentence-transformers"]
+        rankings[name] = [[h.paper_id for h in searcher.search(q, 5)] for q in queries]
+    assert rankings["fp32"] == rankings["st"]
+    assert [r[0] for r in rankings["int8"]] == [r[0] for r in rankings["st"]]

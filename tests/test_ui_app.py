@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 
 from rag.refusal import CANNOT_ANSWER
 
-from .conftest import CAKE_ID, REPO, free_port, run_cli, wait_for_port
+from .conftest import CAKE_ID, REPO, free_port, run_cli, running_server
 
 pytestmark = pytest.mark.server
 AUTH = ("reader", "s3cret-pass")
@@ -39,22 +38,8 @@ def _serve(
     )
     command = [sys.executable, "-m", "rag.cli", "serve", "--llm", "extractive"]
     command += ["--port", str(port)] + (["--auth", ":".join(auth)] if auth else [])
-    log = open(logs / "serve.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-    try:
-        try:
-            wait_for_port(port, 90, proc)
-        except (RuntimeError, TimeoutError):
-            log.flush()
-            pytest.fail((logs / "serve.log").read_text()[-3000:])
+    with running_server(command, port, logs / "serve.log", timeout=90, env=env, cwd=REPO):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def client(url: str, auth: tuple[str, str] | None = AUTH):  # type: ignore[no-untyped-def]
