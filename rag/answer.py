@@ -313,10 +313,8 @@ class Answerer:
         return hits
 
     def named_papers(self, text: str) -> list[str]:
-        """Papers whose short name (title before ':' or a derived method name) the text names."""
-        from rag.naming import papers_named_in
-
-        return papers_named_in(text, self.searcher.lexical.table.papers)
+        """Papers whose short name (title before ':' or a method name) the text mentions."""
+        return self.searcher.lexical.names.papers_named_in(text)
 
     def _refusal_reason(
         self,

@@ -15,13 +15,14 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rag.chunking import embedding_text
+from rag.naming import NameIndex
 from rag.store import PaperStore, StoredChunk
 
 FORMAT_VERSION = 2
@@ -121,6 +122,11 @@ class LexicalIndex:
                 df.update(set(doc))
             bm25.index(tokens, show_progress=False)
         return cls(table, bm25, fingerprint(table.ids), dict(df))
+
+    @cached_property
+    def names(self) -> NameIndex:
+        """Short names of the papers (built on first use)."""
+        return NameIndex(self.table.papers)
 
     def row(self, chunk_id: str) -> int | None:
         return self._row.get(chunk_id)

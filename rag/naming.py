@@ -1,4 +1,4 @@
-"""Recognise papers named in text by their short names (e.g. 'D-Fusion', 'Cake', 'DreamDPO')."""
+"""Recognise papers named in text by their short names (e.g. 'D-Fusion', 'LEVIS', 'DreamDPO')."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 
 
 def short_names(title: str) -> list[str]:
@@ -22,17 +23,29 @@ def short_names(title: str) -> list[str]:
         inner_caps = sum(1 for c in token[1:] if c.isupper())
         if inner_caps >= 1 and token[0].isupper() and token not in names:
             names.append(token)
-    return names
+    return [n for n in names if n.isupper() or len(n) > 3 or n[0].isupper()]
 
 
-def papers_named_in(text: str, papers: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Ids of papers whose short name appears in `text` as a whole word, in order of mention."""
-    found: list[tuple[int, str]] = []
-    for paper_id, meta in papers.items():
-        title = str(meta.get("title", ""))
-        for name in short_names(title):
-            match = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE)
-            if match and (name.isupper() or len(name) > 3 or name[0].isupper()):
-                found.append((match.start(), paper_id))
-                break
-    return [pid for _, pid in sorted(found)]
+class NameIndex:
+    """Short names of every paper, looked up by the word sequences of a text (built once)."""
+
+    def __init__(self, papers: Mapping[str, Mapping[str, Any]]) -> None:
+        self._by_words: dict[tuple[str, ...], list[str]] = {}
+        self.longest = 1
+        for paper_id, meta in papers.items():
+            for name in short_names(str(meta.get("title", ""))):
+                words = tuple(w.lower() for w in _TOKEN.findall(name))
+                if words:
+                    self._by_words.setdefault(words, []).append(paper_id)
+                    self.longest = max(self.longest, len(words))
+
+    def papers_named_in(self, text: str) -> list[str]:
+        """Ids of papers whose short name appears in `text` as whole words, in order of mention."""
+        words = [w.lower() for w in _TOKEN.findall(text)]
+        found: list[str] = []
+        for start in range(len(words)):
+            for size in range(self.longest, 0, -1):
+                for paper_id in self._by_words.get(tuple(words[start : start + size]), []):
+                    if paper_id not in found:
+                        found.append(paper_id)
+        return found

@@ -116,3 +116,10 @@ def test_both_embedding_backends_rank_alike(tmp_path, onnx_cache) -> None:  # ty
         rankings[name] = [[h.paper_id for h in searcher.search(q, 5)] for q in queries]
     assert rankings["fp32"] == rankings["st"]
     assert [r[0] for r in rankings["int8"]] == [r[0] for r in rankings["st"]]
+
+
+def test_papers_are_recognised_by_their_short_names(searcher) -> None:  # type: ignore[no-untyped-def]
+    names = searcher.lexical.names
+    found = names.papers_named_in("How do d-fusion and DreamDPO differ? And LEVIS?")
+    assert found[:2] == ["WVlEwFiDGH", "WIIfdh0GJu"] and "WFIMSlNS7C" in found
+    assert names.papers_named_in("nothing named here at all") == []
