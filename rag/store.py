@@ -158,6 +158,16 @@ class PaperStore:
                 return
             offset += len(ids)
 
+    def iter_ids(self) -> Iterator[str]:
+        """Every stored chunk id (no metadata: the cheapest full scan)."""
+        offset = 0
+        while True:
+            page = self._call(self._collection.get, include=[], limit=_PAGE, offset=offset)
+            yield from page["ids"]
+            if len(page["ids"]) < _PAGE:
+                return
+            offset += len(page["ids"])
+
     def upsert(
         self,
         ids: Sequence[str],
