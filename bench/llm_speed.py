@@ -1,0 +1,274 @@
+"""LLM speed: time to first token and tokens/s for `local` (in-process llama.cpp) and `openai:`
+against a local `python -m llama_cpp.server`, both serving the bundled SmolLM2 GGUF.
+
+Every backend gets the same prompts: for each dev question, the answering chain's own messages
+(system prompt + numbered passages from the bundled corpus + question), generated to completion
+(at most `max_answer_tokens`, temperature 0), questions in the same order after one warm-up.
+Generated tokens are counted with the GGUF's own tokenizer (the server's stream reports no
+usage). Decode tokens/s = (tokens - 1) / (total - first token); prompt tokens/s = prompt tokens /
+first token (an upper bound on the wait: llama.cpp reuses the KV cache of a shared prefix).
+
+    .venv/bin/python bench/llm_speed.py [--limit N] [--backends local,local-2t,openai]
+
+Rows: `local` = the app's default (llm_threads unset: llama.cpp uses cores/2 threads to generate,
+all cores for the prompt); `local-2t` = llm_threads=2; `openai` = the server with --n_threads 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from rag.metrics import percentile  # noqa: E402
+
+SHARED = REPO.parent / "shared"
+DEV_QA = SHARED / "eval" / "dev_qa.jsonl"
+BACKENDS = ("local", "local-2t", "openai")
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (
+        f"{cpu or platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"{mem:.0f} GiB RAM, Python {platform.python_version()}, load average at start "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(model: Path, threads: int, n_ctx: int, log: Path) -> tuple[subprocess.Popen, str]:
+    """`python -m llama_cpp.server` on a free 127.0.0.1 port; returns (process, base URL)."""
+    import urllib.request
+
+    port = free_port()
+    handle = open(log, "w")  # noqa: SIM115 - lives as long as the server
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+            "--n_threads",
+            str(threads),
+            "--model_alias",
+            "smollm2",
+        ],
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}; see {log}")
+        try:
+            with urllib.request.urlopen(f"{base}/models", timeout=2):
+                return proc, base
+        except OSError:
+            time.sleep(0.3)
+    proc.terminate()
+    raise RuntimeError(f"llama_cpp.server did not answer within 90 s; see {log}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def build_prompts(settings, questions: list[dict]) -> list[tuple[str, list]]:  # type: ignore[no-untyped-def]
+    """(qid, messages) for every question: the ask-mode chain's context and prompt."""
+    from rag.answer import Answerer
+    from rag.context import build_context, format_passages
+    from rag.conversation import standalone_query
+
+    answerer = Answerer(settings, llm_spec="extractive")
+    weights = answerer.weights()
+    prompts = []
+    for q in questions:
+        query = standalone_query(q["question"], [tuple(t) for t in q.get("history") or []])
+        hits = answerer.searcher.search(query, settings.passages)
+        passages = build_context(
+            query,
+            hits,
+            weights,
+            answerer.count_tokens,
+            budget_tokens=settings.context_tokens,
+            max_sentences_per_paper=2,
+        )
+        messages = answerer.messages(
+            "answer_user", passages=format_passages(passages), question=q["question"]
+        )
+        prompts.append((q["qid"], messages))
+    return prompts
+
+
+def measure(model, messages: list, max_tokens: int, spec_kind: str) -> tuple[float, float, str]:  # type: ignore[no-untyped-def]
+    """(seconds to first token, total seconds, text) for one streamed generation."""
+    kwargs = {"max_tokens": max_tokens}
+    if spec_kind == "openai":
+        kwargs["extra_body"] = {"max_tokens": max_tokens}
+    started = time.perf_counter()
+    first = None
+    text = ""
+    for chunk in model.stream(messages, **kwargs):
+        piece = chunk.content if isinstance(chunk.content, str) else ""
+        if piece and first is None:
+            first = time.perf_counter() - started
+        text += piece
+    total = time.perf_counter() - started
+    return (first if first is not None else total), total, text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=0, help="first N dev questions (0 = all)")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated subset")
+    parser.add_argument("--home", type=Path, help="reuse a home with the bundled corpus")
+    args = parser.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = set(backends) - set(BACKENDS)
+    if unknown or not backends:
+        parser.error(f"unknown backends {sorted(unknown)}: use {', '.join(BACKENDS)}")
+    if not DEV_QA.exists():
+        print(f"bench: {DEV_QA} is absent; nothing to measure", file=sys.stderr)
+        return 2
+
+    from llama_cpp import Llama
+
+    from rag.evaluation import load_qa
+    from rag.ingest import run_ingest
+    from rag.llm import bundled_gguf, make_chat_model, parse_llm_spec
+    from rag.settings import Settings
+
+    machine_line = machine()
+    home = args.home or Path(tempfile.mkdtemp(prefix="papertalk-llm-bench-"))
+    settings = Settings().with_overrides(home=home, condense=False)
+    run_ingest(settings, [], progress=False)  # bundled corpus (an upsert when reusing a home)
+    items = load_qa(DEV_QA)
+    questions = [
+        {"qid": i.qid, "question": i.question, "history": [list(t) for t in i.history]}
+        for i in items
+    ]
+    if args.limit:
+        questions = questions[: args.limit]
+    prompts = build_prompts(settings, questions)
+    gguf = bundled_gguf()
+    vocab = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+
+    def count(text: str) -> int:
+        return len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def prompt_tokens(messages: list) -> int:
+        return sum(count(str(m.content)) for m in messages) + 4 * len(messages)  # + template
+
+    rows = []
+    for backend in backends:
+        proc = None
+        if backend == "openai":
+            proc, base = start_server(gguf, 2, settings.n_ctx, home / "llama-server.log")
+            conf = settings.with_overrides(openai_base_url=base)
+            spec = parse_llm_spec("openai:smollm2")
+        else:
+            threads = 2 if backend == "local-2t" else None
+            conf = settings.with_overrides(llm_threads=threads)
+            spec = parse_llm_spec("local")
+        try:
+            t0 = time.perf_counter()
+            model = make_chat_model(spec, conf)
+            # Warm-up: loads the model (local) and caches the shared system prompt, so no
+            # question gets the load time or an unfair full-prompt cache hit.
+            from langchain_core.messages import HumanMessage
+
+            measure(model, [prompts[0][1][0], HumanMessage(content="Say hello.")], 8, spec.kind)
+            load_s = time.perf_counter() - t0
+            ttfts, rates, prompt_rates, tokens, totals = [], [], [], [], []
+            for qid, messages in prompts:
+                first, total, text = measure(model, messages, settings.max_answer_tokens, spec.kind)
+                n = count(text)
+                ttfts.append(first * 1000)
+                totals.append(total)
+                tokens.append(n)
+                if n > 1 and total > first:
+                    rates.append((n - 1) / (total - first))
+                prompt_rates.append(prompt_tokens(messages) / first)
+                print(f"  {backend} {qid}: first token {first:.2f} s, {n} tokens in {total:.2f} s")
+        finally:
+            if proc is not None:
+                stop(proc)
+        rows.append(
+            (
+                backend,
+                f"{load_s:.1f}",
+                f"{percentile(ttfts, 50):.0f}",
+                f"{percentile(ttfts, 95):.0f}",
+                f"{percentile(rates, 50):.1f}",
+                f"{percentile(prompt_rates, 50):.0f}",
+                f"{sum(tokens) / len(tokens):.0f}",
+                f"{percentile(totals, 50):.2f}",
+            )
+        )
+
+    mean_prompt = sum(prompt_tokens(m) for _, m in prompts) / len(prompts)
+    lines = [
+        f"# LLM speed ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"Machine: {machine_line}.",
+        f"Model: {gguf.name}; n_ctx {settings.n_ctx}; max {settings.max_answer_tokens} answer "
+        f"tokens; temperature 0. {len(prompts)} dev questions, ask-mode prompts from the bundled "
+        f"corpus (mean ~{mean_prompt:.0f} prompt tokens).",
+        "`local` = in-process, app default threads (llama.cpp: cores/2 to generate); "
+        "`local-2t` = llm_threads=2; `openai` = `python -m llama_cpp.server --n_threads 2` "
+        "through langchain-openai (streamed SSE).",
+        "",
+        "| backend | load + warm-up s | first token p50 ms | first token p95 ms | decode tok/s p50 "
+        "| prompt tok/s p50 | tokens/answer | total s p50 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(lines)
+    print(text)
+    out = REPO / "bench" / "results" / f"llm-speed-{datetime.now(UTC):%Y%m%d-%H%M}.md"
+    out.write_text(text + "\n")
+    print(f"\nsaved {out.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
