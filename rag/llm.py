@@ -8,6 +8,7 @@ Each branch imports its SDK lazily; nothing is loaded or contacted until the fir
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -170,7 +171,7 @@ def make_chat_model(spec: LLMSpec, settings: Settings) -> BaseChatModel | None:
                 _LOCAL_MODELS[key] = LlamaCppChatModel(
                     model_path=str(path),
                     n_ctx=settings.n_ctx,
-                    n_threads=settings.llm_threads,
+                    n_threads=settings.llm_threads or os.cpu_count(),
                     max_tokens=settings.max_answer_tokens,
                 )
             return _LOCAL_MODELS[key]
