@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from rag.citations import (
     SUPPORTED,
+    WEAK,
     EmbeddingSimilarity,
     render_sentence,
     resolve_citations,
@@ -381,10 +382,29 @@ class Answerer:
             result.related = list(hits[:3])
             return
         raw = strip_echoed_titles(raw, [p.title for p in passages])
+        self._cite(result, raw, passages)
+        if not result.extractive and not any(
+            s.support in (SUPPORTED, WEAK) for s in result.sentences
+        ):
+            # Nothing the model wrote is backed by a passage: quote the passages instead.
+            result.extractive = True
+            result.llm = f"{self.llm_label} (extractive fallback)"
+            self._cite(result, compose_extractive(passages), passages)
+        if not any(s.citations for s in result.sentences):
+            # Nothing said could be tied to a paper: that is not an answer.
+            result.refused = True
+            result.answer = CANNOT_ANSWER
+            result.sentences = []
+            result.citations = []
+            result.related = list(hits[:3])
+
+    def _cite(self, result: Answer, raw: str, passages: Sequence[ContextPassage]) -> None:
+        """Fill the answer's sentences, citations and text from `raw` (with [n] markers)."""
         similarity = EmbeddingSimilarity(self.searcher.embedder.embed_documents)
         passage_texts = [[s.text for s in p.sentences] for p in passages]
         resolved = resolve_citations(raw, passage_texts, [p.paper_id for p in passages], similarity)
         by_ref: dict[int, Citation] = {}
+        result.sentences = []
         for sentence in resolved.sentences:
             refs = [resolved.passage_to_ref[n] for n in sentence.passages]
             result.sentences.append(
@@ -401,13 +421,6 @@ class Answerer:
                 citation.supporting.append(sentence.text)
         result.citations = [by_ref[r] for r in sorted(by_ref)]
         result.answer = " ".join(render_sentence(s.text, s.citations) for s in result.sentences)
-        if not any(s.citations for s in result.sentences):
-            # Nothing the model said could be tied to a paper: that is not an answer.
-            result.refused = True
-            result.answer = CANNOT_ANSWER
-            result.sentences = []
-            result.citations = []
-            result.related = list(hits[:3])
 
 
 def _citation(ref: int, passage: ContextPassage, attributed: bool) -> Citation:

@@ -122,6 +122,8 @@ def render_answer(answer: Any) -> str:
             lines.append("Retrieved papers:")
             lines += [f"  - {h.title} ({h.url})" for h in answer.related]
         return "\n".join(lines)
+    if answer.extractive and "fallback" in answer.llm:
+        lines.append("(the model's answer was not supported by the papers: quoting them instead)")
     lines.append(answer.answer)
     unsupported = [s.text for s in answer.sentences if s.support == "unsupported"]
     weak = [s.text for s in answer.sentences if s.support == "weak"]

@@ -171,6 +171,17 @@ def test_fake_llm_invented_number_is_flagged(searcher) -> None:  # type: ignore[
     assert answer.sentences[0].support != "supported"
 
 
+def test_unsupported_model_answer_falls_back_to_quotes(searcher) -> None:  # type: ignore[no-untyped-def]
+    answer = make(
+        searcher, fake("Bananas grow on tall plants in warm places [1]."), "openai:fake"
+    ).answer(CAKE_Q)
+    assert not answer.refused and answer.extractive
+    assert answer.llm == "openai:fake (extractive fallback)"
+    assert "Bananas" not in answer.answer and "2.6" in answer.answer
+    assert answer.citations[0].paper_id == CAKE_ID
+    assert all(s.support == "supported" for s in answer.sentences)
+
+
 def test_backend_failure_keeps_the_retrieved_papers(searcher) -> None:  # type: ignore[no-untyped-def]
     class Broken(FakeListChatModel):
         def _stream(self, *args, **kwargs):  # type: ignore[no-untyped-def]
