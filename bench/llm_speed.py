@@ -3,15 +3,17 @@ against a local `python -m llama_cpp.server`, both serving the bundled SmolLM2 G
 
 Every backend gets the same prompts: for each dev question, the answering chain's own messages
 (system prompt + numbered passages from the bundled corpus + question), generated to completion
-(at most `max_answer_tokens`, temperature 0), questions in the same order after one warm-up.
+(at most `max_answer_tokens`, temperature 0), after one warm-up each. Backends take turns on each
+question in rotating order, and the CPU used by other processes meanwhile is reported.
 Generated tokens are counted with the GGUF's own tokenizer (the server's stream reports no
 usage). Decode tokens/s = (tokens - 1) / (total - first token); prompt tokens/s = prompt tokens /
 first token (an upper bound on the wait: llama.cpp reuses the KV cache of a shared prefix).
 
-    .venv/bin/python bench/llm_speed.py [--limit N] [--backends local,local-2t,openai]
+    .venv/bin/python bench/llm_speed.py [--limit N] [--backends local,openai,local-1t]
 
-Rows: `local` = the app's default (llm_threads unset: llama.cpp uses cores/2 threads to generate,
-all cores for the prompt); `local-2t` = llm_threads=2; `openai` = the server with --n_threads 2.
+Rows: `local` = the app's default (llm_threads unset: all cores); `openai` = the server with
+--n_threads set to the core count; `local-1t` (not run by default) = llm_threads=1, which shows
+how much a second thread buys.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from rag.metrics import percentile  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 DEV_QA = SHARED / "eval" / "dev_qa.jsonl"
-BACKENDS = ("local", "local-2t", "openai")
+BACKENDS = ("local", "openai", "local-1t")
+DEFAULT_BACKENDS = ("local", "openai")
 
 
 def machine() -> str:
@@ -53,6 +56,28 @@ def machine() -> str:
         f"{mem:.0f} GiB RAM, Python {platform.python_version()}, load average at start "
         f"{os.getloadavg()[0]:.2f}"
     )
+
+
+def machine_busy_s() -> float | None:
+    """CPU seconds the whole machine has spent busy (Linux /proc/stat), or None."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s(server: subprocess.Popen | None) -> float:
+    """CPU seconds of this process and of the llama.cpp server it started."""
+    total = time.process_time()
+    if server is not None:
+        try:
+            fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 def free_port() -> int:
@@ -159,7 +184,11 @@ def measure(model, messages: list, max_tokens: int, spec_kind: str) -> tuple[flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=0, help="first N dev questions (0 = all)")
-    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated subset")
+    parser.add_argument(
+        "--backends",
+        default=",".join(DEFAULT_BACKENDS),
+        help=f"comma-separated, from {', '.join(BACKENDS)}",
+    )
     parser.add_argument("--home", type=Path, help="reuse a home with the bundled corpus")
     args = parser.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -198,64 +227,96 @@ def main() -> int:
     def prompt_tokens(messages: list) -> int:
         return sum(count(str(m.content)) for m in messages) + 4 * len(messages)  # + template
 
-    rows = []
-    for backend in backends:
-        proc = None
-        if backend == "openai":
-            proc, base = start_server(gguf, 2, settings.n_ctx, home / "llama-server.log")
-            conf = settings.with_overrides(openai_base_url=base)
-            spec = parse_llm_spec("openai:smollm2")
-        else:
-            threads = 2 if backend == "local-2t" else None
-            conf = settings.with_overrides(llm_threads=threads)
-            spec = parse_llm_spec("local")
-        try:
+    from langchain_core.messages import HumanMessage
+
+    class Run:
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.model = None
+            self.kind = ""
+            self.load_s = 0.0
+            self.ttfts: list[float] = []
+            self.rates: list[float] = []
+            self.prompt_rates: list[float] = []
+            self.tokens: list[int] = []
+            self.totals: list[float] = []
+
+    server = None
+    runs = [Run(b) for b in backends]
+    try:
+        for run in runs:
+            if run.name == "openai":
+                cores = os.cpu_count() or 1
+                server, base = start_server(gguf, cores, settings.n_ctx, home / "llama-server.log")
+                conf = settings.with_overrides(openai_base_url=base)
+                spec = parse_llm_spec("openai:smollm2")
+            else:
+                threads = 1 if run.name == "local-1t" else None
+                conf = settings.with_overrides(llm_threads=threads)
+                spec = parse_llm_spec("local")
             t0 = time.perf_counter()
-            model = make_chat_model(spec, conf)
+            run.model, run.kind = make_chat_model(spec, conf), spec.kind
             # Warm-up: loads the model (local) and caches the shared system prompt, so no
             # question gets the load time or an unfair full-prompt cache hit.
-            from langchain_core.messages import HumanMessage
+            warm = [prompts[0][1][0], HumanMessage(content="Say hello.")]
+            measure(run.model, warm, 8, run.kind)
+            run.load_s = time.perf_counter() - t0
 
-            measure(model, [prompts[0][1][0], HumanMessage(content="Say hello.")], 8, spec.kind)
-            load_s = time.perf_counter() - t0
-            ttfts, rates, prompt_rates, tokens, totals = [], [], [], [], []
-            for qid, messages in prompts:
-                first, total, text = measure(model, messages, settings.max_answer_tokens, spec.kind)
+        # Backends take turns on each question, in rotating order, so load from other work on
+        # a shared machine slows them alike.
+        busy0, own0, wall0 = machine_busy_s(), own_cpu_s(server), time.perf_counter()
+        for turn, (qid, messages) in enumerate(prompts):
+            order = runs[turn % len(runs) :] + runs[: turn % len(runs)]
+            for run in order:
+                time.sleep(0.2)  # let the previous backend's threads go idle
+                first, total, text = measure(
+                    run.model, messages, settings.max_answer_tokens, run.kind
+                )
                 n = count(text)
-                ttfts.append(first * 1000)
-                totals.append(total)
-                tokens.append(n)
+                run.ttfts.append(first * 1000)
+                run.totals.append(total)
+                run.tokens.append(n)
                 if n > 1 and total > first:
-                    rates.append((n - 1) / (total - first))
-                prompt_rates.append(prompt_tokens(messages) / first)
-                print(f"  {backend} {qid}: first token {first:.2f} s, {n} tokens in {total:.2f} s")
-        finally:
-            if proc is not None:
-                stop(proc)
-        rows.append(
-            (
-                backend,
-                f"{load_s:.1f}",
-                f"{percentile(ttfts, 50):.0f}",
-                f"{percentile(ttfts, 95):.0f}",
-                f"{percentile(rates, 50):.1f}",
-                f"{percentile(prompt_rates, 50):.0f}",
-                f"{sum(tokens) / len(tokens):.0f}",
-                f"{percentile(totals, 50):.2f}",
-            )
+                    run.rates.append((n - 1) / (total - first))
+                run.prompt_rates.append(prompt_tokens(messages) / first)
+                print(f"  {run.name} {qid}: first token {first:.2f} s, {n} tokens in {total:.2f} s")
+        wall = time.perf_counter() - wall0
+        busy, own = machine_busy_s(), own_cpu_s(server)
+    finally:
+        if server is not None:
+            stop(server)
+    others = (
+        max(0.0, (busy - busy0) - (own - own0)) / wall
+        if busy is not None and busy0 is not None
+        else float("nan")
+    )
+    rows = [
+        (
+            run.name,
+            f"{run.load_s:.1f}",
+            f"{percentile(run.ttfts, 50):.0f}",
+            f"{percentile(run.ttfts, 95):.0f}",
+            f"{percentile(run.rates, 50):.1f}",
+            f"{percentile(run.prompt_rates, 50):.0f}",
+            f"{sum(run.tokens) / len(run.tokens):.0f}",
+            f"{percentile(run.totals, 50):.2f}",
         )
+        for run in runs
+    ]
 
     mean_prompt = sum(prompt_tokens(m) for _, m in prompts) / len(prompts)
     lines = [
         f"# LLM speed ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
-        f"Machine: {machine_line}.",
+        f"Machine: {machine_line}. Other processes used {others:.2f} cores on average while "
+        "measuring (llama.cpp slows several-fold when its threads share cores with other work; "
+        "backends take turns per question, so they share any such load alike).",
         f"Model: {gguf.name}; n_ctx {settings.n_ctx}; max {settings.max_answer_tokens} answer "
         f"tokens; temperature 0. {len(prompts)} dev questions, ask-mode prompts from the bundled "
         f"corpus (mean ~{mean_prompt:.0f} prompt tokens).",
-        "`local` = in-process, app default threads (llama.cpp: cores/2 to generate); "
-        "`local-2t` = llm_threads=2; `openai` = `python -m llama_cpp.server --n_threads 2` "
-        "through langchain-openai (streamed SSE).",
+        "`local` = in-process, app default threads (all cores); `local-1t` = llm_threads=1; "
+        f"`openai` = `python -m llama_cpp.server --n_threads {os.cpu_count()}` through "
+        "langchain-openai (streamed SSE).",
         "",
         "| backend | load + warm-up s | first token p50 ms | first token p95 ms | decode tok/s p50 "
         "| prompt tok/s p50 | tokens/answer | total s p50 |",

@@ -383,7 +383,8 @@ def main() -> int:
     lines = [
         f"# Store scale ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
-        f"Machine: {machine_line}. chromadb {chromadb.__version__}. Synthetic corpus from "
+        f"Machine: {machine_line}; at end {os.getloadavg()[0]:.2f}. "
+        f"chromadb {chromadb.__version__}. Synthetic corpus from "
         f"{len(corpus.titles):,} real abstracts ({len(corpus.sentences):,} sentences), seed "
         f"{SEED}; random {DIM}-d unit vectors; HNSW cosine; k=10; {args.queries} queries per "
         f"step (filter: `status = oral`). Run took {time.perf_counter() - started:.0f} s.",
