@@ -482,7 +482,9 @@ def _abstract(value: object) -> str:
     if not abstract:
         raise _Skip("missing abstract")
     if len(abstract) > MAX_ABSTRACT_CHARS:
-        raise _Skip(f"abstract too long ({len(abstract)} chars)")
+        raise _Skip(
+            f"abstract too long ({len(abstract):,} chars; the limit is {MAX_ABSTRACT_CHARS:,})"
+        )
     return abstract
 
 

@@ -287,7 +287,11 @@ def test_text_problems_carry_the_paragraph_start_line(tmp_path: Path) -> None:
     result = load_papers(write(tmp_path, "list.txt", content))
     assert [p.abstract for p in result.papers] == ["Good abstract."]
     assert [(s.line, s.reason) for s in result.skipped] == [
-        (5, f"abstract too long ({MAX_ABSTRACT_CHARS + 1} chars)")
+        (
+            5,
+            f"abstract too long ({MAX_ABSTRACT_CHARS + 1:,} chars; "
+            f"the limit is {MAX_ABSTRACT_CHARS:,})",
+        )
     ]
 
 
@@ -445,7 +449,7 @@ def test_derive_title(abstract: str, title: str | None) -> None:
         (rec(url=1), "field 'url' must be a string (got number)"),
         (rec(id=True), "field 'id' must be a string (got boolean)"),
         (rec(id="has space"), "field 'id' is not a usable id"),
-        (rec(abstract="y" * (MAX_ABSTRACT_CHARS + 5)), "abstract too long (100005 chars)"),
+        (rec(abstract="y" * (MAX_ABSTRACT_CHARS + 5)), "abstract too long (100,005 chars"),
         ([1, 2], "record is not a JSON object (got array)"),
         ("\"text\"", "record is not a JSON object (got string)"),
         ("null", "record is not a JSON object (got null)"),
@@ -668,7 +672,7 @@ def test_csv_with_a_huge_field_is_skipped_not_fatal(tmp_path: Path) -> None:
     path = write(tmp_path, "p.csv", f'abstract,title\n"{huge}",T\nFine.,U\n')
     result = load_papers(path)
     assert [p.title for p in result.papers] == ["U"]
-    assert result.skipped[0].reason == "abstract too long (200000 chars)"
+    assert result.skipped[0].reason == "abstract too long (200,000 chars; the limit is 100,000)"
     assert csv.field_size_limit() == 131072  # the global limit is restored
 
 
