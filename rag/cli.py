@@ -54,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--if-empty", action="store_true", help="do nothing when the store already has papers"
     )
-    ingest.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ingest.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (or lines, when not a terminal)"
+    )
     ingest.set_defaults(handler=cmd_ingest)
 
     search = sub.add_parser("search", parents=[common], help="find papers for a query")
@@ -130,7 +132,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         args.paths,
         prune=args.prune,
         strict=args.strict,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        progress=False if args.no_progress else (True if sys.stderr.isatty() else "lines"),
     )
     for warning in report.warnings[:5]:
         print(f"warning: {warning}", file=sys.stderr)

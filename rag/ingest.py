@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TextIO
 
 from rag.chunking import TokenCounter, chunk_abstract, embedding_text
 from rag.corpus import Problem
@@ -28,6 +28,7 @@ from rag.store import PaperStore
 
 PROGRESS_MIN_PAPERS = 50
 GROUP_CHUNKS = 256
+Progress = bool | Literal["lines"]
 
 
 @dataclass
@@ -146,12 +147,14 @@ def ingest_papers(
     chunk_tokens: int,
     overlap_sentences: int = 0,
     prune: bool = False,
-    progress: bool = True,
+    progress: Progress = True,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """Upsert `papers` into `store`, then bring the lexical index up to date.
 
-    `on_progress(done_chunks, total_chunks)` is called after each stored group (for UIs).
+    `progress`: a bar (True), plain lines for logs ("lines") or nothing (False), shown for runs
+    of at least PROGRESS_MIN_PAPERS papers. `on_progress(done_chunks, total_chunks)` is called
+    after each stored group (for UIs).
     """
     started = time.perf_counter()
     report = IngestReport()
@@ -183,7 +186,9 @@ def ingest_papers(
         pending.append((paper, content_hash, chunks))
 
     total_chunks = sum(len(chunks) for _, _, chunks in pending)
-    bar = _progress_bar(total_chunks, enabled=progress and len(pending) >= PROGRESS_MIN_PAPERS)
+    bar = _progress_bar(
+        total_chunks, enabled=progress if len(pending) >= PROGRESS_MIN_PAPERS else False
+    )
     try:
         for group in _groups(pending, GROUP_CHUNKS):
             ids: list[str] = []
@@ -256,9 +261,38 @@ def _groups(
         yield group
 
 
-def _progress_bar(total: int, *, enabled: bool):  # type: ignore[no-untyped-def]
+class ProgressLines:
+    """Progress for logs and pipes: one line per tenth of the work (a bar needs a terminal)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.done = 0
+        self._stream = stream or sys.stderr
+        self._next_tenth = 1
+        self._started = time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        tenth = self.done * 10 // self.total
+        if tenth >= self._next_tenth:
+            self._next_tenth = tenth + 1
+            elapsed = time.perf_counter() - self._started
+            print(
+                f"embedding: {self.done}/{self.total} chunks ({100 * self.done // self.total}%, "
+                f"{elapsed:.0f} s)",
+                file=self._stream,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, *, enabled: Progress):  # type: ignore[no-untyped-def]
     if not enabled or total == 0:
         return None
+    if enabled == "lines":
+        return ProgressLines(total)
     from tqdm import tqdm
 
     return tqdm(total=total, unit="chunk", desc="embedding", file=sys.stderr, leave=False)
@@ -282,7 +316,7 @@ def run_ingest(
     *,
     prune: bool = False,
     strict: bool = False,
-    progress: bool = True,
+    progress: Progress = True,
     embedder: Embedder | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
@@ -295,9 +329,12 @@ def run_ingest(
     if not loaded.papers:
         reasons = "; ".join(str(p) for p in loaded.skipped[:3])
         raise PaperTalkError(f"no usable papers in the input{': ' + reasons if reasons else ''}")
+    from rag.store import describe_location
+
     layout = store_layout(settings)
-    store = PaperStore.open(settings, layout, create=True)
-    with ingest_lock(settings.home, store.location):
+    # The lock comes first: a second ingest must not even open the store another one writes.
+    with ingest_lock(settings.home, describe_location(settings)):
+        store = PaperStore.open(settings, layout, create=True)
         report = ingest_papers(
             loaded.papers,
             store,
