@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test lint bench clean screenshot
+.PHONY: install run test lint bench bench-ui clean screenshot
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -35,6 +35,9 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/retrieval.py
+
+bench-ui: install  # 20 concurrent gradio_client sessions against one `papertalk serve`
+	$(BIN)/python bench/ui_load.py --sessions 20 --questions 5 --llm extractive
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

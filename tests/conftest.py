@@ -175,3 +175,29 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
     with running_server(llama_server_command(port), port, log_path):
         yield f"http://127.0.0.1:{port}/v1"
+
+
+def serve_ui(
+    home: Path,
+    cache: Path,
+    logs: Path,
+    *,
+    llm: str = "extractive",
+    auth: tuple[str, str] | None = None,
+    timeout: float = 90,
+) -> Iterator[str]:
+    """`papertalk serve --llm LLM` over `home` in a subprocess on a free 127.0.0.1 port (as
+    users run it); yields its URL and stops it after. Its log is `logs`/serve.log."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERTALK_")}
+    env.update(
+        PAPERTALK_HOME=str(home),
+        PAPERTALK_CACHE_DIR=str(cache),
+        GRADIO_TEMP_DIR=str(logs / "gradio"),
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+    )
+    command = [sys.executable, "-m", "rag.cli", "serve", "--llm", llm]
+    command += ["--port", str(port)] + (["--auth", ":".join(auth)] if auth else [])
+    with running_server(command, port, logs / "serve.log", timeout=timeout, env=env, cwd=REPO):
+        yield f"http://127.0.0.1:{port}"

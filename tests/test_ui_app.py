@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pytest
 
 from rag.refusal import CANNOT_ANSWER
 
-from .conftest import CAKE_ID, REPO, free_port, run_cli, running_server
+from .conftest import CAKE_ID, run_cli, serve_ui
 
 pytestmark = pytest.mark.server
 AUTH = ("reader", "s3cret-pass")
@@ -28,18 +26,7 @@ def server(bundled_home: Path, onnx_cache: Path, tmp_path_factory: pytest.TempPa
 def _serve(
     home: Path, cache: Path, logs: Path, *, auth: tuple[str, str] | None = None
 ) -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERTALK_")}
-    env.update(
-        PAPERTALK_HOME=str(home),
-        PAPERTALK_CACHE_DIR=str(cache),
-        GRADIO_TEMP_DIR=str(logs / "gradio"),
-        HF_HUB_OFFLINE="1",
-    )
-    command = [sys.executable, "-m", "rag.cli", "serve", "--llm", "extractive"]
-    command += ["--port", str(port)] + (["--auth", ":".join(auth)] if auth else [])
-    with running_server(command, port, logs / "serve.log", timeout=90, env=env, cwd=REPO):
-        yield f"http://127.0.0.1:{port}"
+    yield from serve_ui(home, cache, logs, auth=auth)
 
 
 def client(url: str, auth: tuple[str, str] | None = AUTH):  # type: ignore[no-untyped-def]
@@ -103,9 +90,10 @@ def test_errors_reach_the_client_as_messages(server: str) -> None:
 
 def test_the_api_is_documented_and_needs_the_login(server: str) -> None:
     info = client(server).view_api(print_info=False, return_format="dict")
-    assert list(info["named_endpoints"]) == ["/ask"]
+    assert list(info["named_endpoints"]) == ["/ask", "/history"]
     params = [p["parameter_name"] for p in info["named_endpoints"]["/ask"]["parameters"]]
     assert params == ["question", "mode"]
+    assert info["named_endpoints"]["/history"]["parameters"] == []
     with pytest.raises(Exception):  # noqa: B017 - any refusal will do; gradio_client's varies
         client(server, auth=None).predict("What is Cake?", api_name="/ask")
 
@@ -129,7 +117,9 @@ def test_answering_shares_one_queue_slot(bundled_settings) -> None:  # type: ign
     assert len(answering) == 4  # submit, send, example, API
     assert {(fn.concurrency_id, fn.concurrency_limit) for fn in answering} == {("answer", 1)}
     public = [fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"]
-    assert public == ["ask"]
+    assert public == ["ask", "history"]
+    reading = [fn for fn in demo.fns.values() if fn.name == "history"]
+    assert [fn.concurrency_id for fn in reading] == ["history"]  # never waits behind answers
 
 
 # The command line --------------------------------------------------------------------------

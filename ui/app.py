@@ -3,8 +3,9 @@
     demo = build_app(load_settings(llm="extractive"))
     launch(demo, host="127.0.0.1", port=7860)
 
-Named API endpoint (for `gradio_client`): `/ask` (question, mode) -> (answer text, citations).
-Every other event is private to the page.
+Named API endpoints (for `gradio_client`): `/ask` (question, mode) -> (answer text, citations)
+and `/history` () -> the calling session's turns (read-only). Every other event is private to
+the page.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ ASK_DESCRIPTION = (
     "('ask', 'compare' or 'summarize', default 'ask'). Returns (answer text with [n] markers, "
     "list of citations: n, paper_id, title, authors, url, passage, attributed, status, pmlr_url, "
     "supporting). A client's calls share one conversation, so follow-ups work."
+)
+HISTORY_DESCRIPTION = (
+    "This client's conversation so far, oldest turn first (read-only; other sessions' turns are "
+    "never included). Returns a list of {question, mode, answer, paper_ids, error}: answer is "
+    "null while a turn is unanswered, paper_ids are the papers its answer cites."
 )
 
 
@@ -165,6 +171,8 @@ def build_app(
             api_answer = gr.Textbox(label="answer")
             api_citations = gr.JSON(label="citations")
             api_button = gr.Button("ask")
+            api_history = gr.JSON(label="history")
+            api_history_button = gr.Button("history")
 
         # Chat -----------------------------------------------------------------------------------
         def take_question(text: str, mode_value: str, conv: Conversation):  # type: ignore[no-untyped-def]
@@ -355,6 +363,20 @@ def build_app(
             api_description=ASK_DESCRIPTION,
             concurrency_id="answer",
             concurrency_limit=1,
+        )
+
+        def history(conv: Conversation) -> list[dict[str, Any]]:
+            return conv.transcript()
+
+        api_history_button.click(  # read-only and cheap: not queued behind the answers
+            history,
+            [conversation],
+            [api_history],
+            api_name="history",
+            api_description=HISTORY_DESCRIPTION,
+            concurrency_id="history",
+            concurrency_limit=None,
+            show_progress="hidden",
         )
 
     demo.papertalk_engine = engine  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ Kept in a `gr.State`, so each session (browser tab or `gradio_client.Client`) ha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rag.answer import Answer
 from rag.records import PaperHit
@@ -58,6 +59,19 @@ class Conversation:
             if turn.answer is not None and turn.answer.citations and not turn.failed:
                 return turn.answer.cited_paper_ids
         return []
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The session's turns as plain data, oldest first (the `/history` API endpoint)."""
+        return [
+            {
+                "question": t.question,
+                "mode": t.mode,
+                "answer": t.answer.answer if t.answer is not None else None,
+                "paper_ids": t.answer.cited_paper_ids if t.answer is not None else [],
+                "error": t.error or (t.answer.error if t.answer is not None else None),
+            }
+            for t in self.turns
+        ]
 
     @property
     def last_answer(self) -> Answer | None:
