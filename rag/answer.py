@@ -23,8 +23,10 @@ from rag.context import ContextPassage, TermWeights, build_context, format_passa
 from rag.conversation import Turn, is_followup, standalone_query
 from rag.errors import PaperTalkError
 from rag.extractive import compose_extractive
+from rag.injection import guard_generated, safe_title
 from rag.llm import EXTRACTIVE, check_backend, parse_llm_spec
 from rag.prompts import render
+from rag.questions import clean_question
 from rag.records import PaperHit
 from rag.refusal import CANNOT_ANSWER, check_answerable, is_model_refusal
 from rag.retrieval import HybridSearcher, SearchFilters
@@ -32,7 +34,6 @@ from rag.settings import Settings
 
 Mode = Literal["ask", "compare", "summarize"]
 MODES: tuple[str, ...] = ("ask", "compare", "summarize")
-MAX_QUESTION_CHARS = 2000
 
 
 @dataclass
@@ -382,6 +383,8 @@ class Answerer:
             result.related = list(hits[:3])
             return
         raw = strip_echoed_titles(raw, [p.title for p in passages])
+        if not result.extractive:
+            raw = self.guard(raw, passages, result.question, result.query)
         self._cite(result, raw, passages)
         if not result.extractive and not any(
             s.support in (SUPPORTED, WEAK) for s in result.sentences
@@ -397,6 +400,14 @@ class Answerer:
             result.sentences = []
             result.citations = []
             result.related = list(hits[:3])
+
+    def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str:
+        """Generated text without sentences that follow an instruction or are not about the
+        passages or the question (rag/injection.py); empty when nothing is left."""
+        weights = self.weights()
+        shown = [safe_title(p.title) + " " + p.text for p in passages]
+        known = weights.terms(" ".join([*shown, *questions]))
+        return guard_generated(text, weights.terms, known)
 
     def _cite(self, result: Answer, raw: str, passages: Sequence[ContextPassage]) -> None:
         """Fill the answer's sentences, citations and text from `raw` (with [n] markers)."""
@@ -448,15 +459,6 @@ def strip_echoed_titles(text: str, titles: Sequence[str]) -> str:
         if title:
             text = re.sub(r'["“]?' + re.escape(title) + r'["”]?\s*:?', " ", text)
     return re.sub(r"[ \t]{2,}", " ", text).strip()
-
-
-def clean_question(question: str) -> str:
-    """Collapse whitespace, drop control characters, bound the length; empty is an error."""
-    cleaned = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in question)
-    cleaned = " ".join(cleaned.split())
-    if not cleaned:
-        raise PaperTalkError("empty question: ask something about the papers")
-    return cleaned[:MAX_QUESTION_CHARS]
 
 
 def describe_llm_error(label: str, exc: BaseException) -> str:

@@ -163,18 +163,18 @@ def _location(settings: Any) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from rag.questions import clean_question
     from rag.retrieval import SearchFilters, open_searcher
 
     settings = settings_from_args(args)
-    if not args.query.strip():
-        raise PaperTalkError("empty query: ask something about the papers")
+    query = clean_question(args.query, what="query")
     if args.k is not None and not 1 <= args.k <= 100:
         raise PaperTalkError("-k must be between 1 and 100")
     filters = SearchFilters(status=args.status, author=args.author, title=args.title)
     searcher = open_searcher(settings)
-    hits = searcher.search(args.query, args.k, filters)
+    hits = searcher.search(query, args.k, filters)
     if args.json:
-        print(json.dumps(search_json(args.query, hits), ensure_ascii=False))
+        print(json.dumps(search_json(query, hits), ensure_ascii=False))
         return 0
     if not hits:
         print("no matching papers")

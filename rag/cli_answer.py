@@ -64,7 +64,7 @@ def load_history(path: Path) -> list[tuple[str, str]]:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from rag.answer import clean_question
+    from rag.questions import clean_question
 
     clean_question(args.question)  # fail fast, before loading anything
     history = load_history(args.history) if args.history else []
@@ -72,15 +72,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
     stream = answerer.stream(args.question, mode=args.mode, history=history, filters=_filters(args))
     if args.json:
         final = _consume(stream)
-        print(json.dumps(final.to_json(), ensure_ascii=False))
-        return 1 if final.error else 0
-    final = print_streamed(stream, answerer.is_extractive)
+        data = final.to_json()
+        if final.error:
+            data["error"] = final.error
+        print(json.dumps(data, ensure_ascii=False))
+    else:
+        final = print_streamed(stream, answerer.is_extractive, error_line=False)
+    if final.error:
+        # Like every failing command: one line on stderr. What was retrieved is on stdout, and
+        # the exit code (1, not 2) says the question itself was fine.
+        print(f"papertalk: error: {final.error}", file=sys.stderr)
+        return 1
     if args.bibtex and final.citations:
         from rag.modes import bibtex
 
         args.bibtex.write_text(final.bibtex or bibtex(final.citations) + "\n", encoding="utf-8")
         print(f"BibTeX written to {args.bibtex}")
-    return 1 if final.error else 0
+    return 0
 
 
 def _consume(stream):  # type: ignore[no-untyped-def]
@@ -92,8 +100,12 @@ def _consume(stream):  # type: ignore[no-untyped-def]
     return final
 
 
-def print_streamed(stream, extractive: bool):  # type: ignore[no-untyped-def]
-    """Print tokens as they come, then the final cited answer and its references."""
+def print_streamed(stream, extractive: bool, *, error_line: bool = True):  # type: ignore[no-untyped-def]
+    """Print tokens as they come, then the final cited answer and its references.
+
+    A failed generation prints its error (unless `error_line` is False: the caller reports it)
+    and the papers that were retrieved for the question.
+    """
     final = None
     streamed = False
     if extractive:
@@ -109,17 +121,20 @@ def print_streamed(stream, extractive: bool):  # type: ignore[no-untyped-def]
     if streamed:
         print("", file=sys.stderr)
     assert final is not None
-    print(render_answer(final))
+    print(render_answer(final, error_line=error_line))
     return final
 
 
-def render_answer(answer: Any) -> str:
-    """The answer as terminal text: answer, flagged sentences, references, related papers."""
+def render_answer(answer: Any, *, error_line: bool = True) -> str:
+    """The answer as terminal text: answer, flagged sentences, references, related papers.
+
+    A failed generation shows its error (one line) and the retrieved papers, if any."""
     lines: list[str] = []
     if answer.error:
-        lines.append(f"error: {answer.error}")
+        if error_line:
+            lines.append(f"error: {answer.error}")
         if answer.related:
-            lines.append("Retrieved papers:")
+            lines.append("Retrieved papers (no answer was generated):")
             lines += [f"  - {h.title} ({h.url})" for h in answer.related]
         return "\n".join(lines)
     if answer.extractive and "fallback" in answer.llm:
@@ -181,8 +196,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 ),
                 answerer.is_extractive,
             )
-        except PaperTalkError as exc:
+        except PaperTalkError as exc:  # the store is down, a bad filter: this turn only
             print(f"error: {exc}")
+            continue
+        except Exception as exc:  # one bad turn must not end the session
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            print(f"error: internal error: {type(exc).__name__}: {first}")
             continue
         if not final.error:
             history.append((question, final.answer))
