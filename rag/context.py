@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rag.chunking import split_sentences
+from rag.injection import escape_passage_text, safe_title, strip_injection
 from rag.records import PaperHit
 
 Tokenizer = Callable[[list[str]], list[list[str]]]
@@ -64,7 +65,11 @@ class TermWeights:
 
 
 def candidate_sentences(hit: PaperHit) -> list[Sentence]:
-    """The sentences of a hit's passages, with offsets in the abstract, deduplicated."""
+    """The sentences of a hit's passages, with offsets in the abstract, deduplicated.
+
+    A sentence that addresses an AI model ("ignore previous instructions…") is cut where the
+    instruction starts, or left out: it is neither context for the LLM nor quotable.
+    """
     seen: set[tuple[int, int]] = set()
     out: list[Sentence] = []
     for passage in hit.passages:
@@ -72,7 +77,9 @@ def candidate_sentences(hit: PaperHit) -> list[Sentence]:
             start, end = passage.start + span.start, passage.start + span.end
             if (start, end) not in seen:
                 seen.add((start, end))
-                out.append(Sentence(passage.text[span.start : span.end], start, end, 0.0))
+                text = strip_injection(passage.text[span.start : span.end])
+                if text:
+                    out.append(Sentence(text, start, start + len(text), 0.0))
     return out
 
 
@@ -134,5 +141,12 @@ def build_context(
 
 
 def format_passages(passages: Sequence[ContextPassage]) -> str:
-    """The passages as the prompt shows them, each delimited and titled."""
-    return "\n".join(f'[{p.n}] "{p.title}": {p.text}' for p in passages)
+    """The passages as the prompt shows them: one `<passage id="n">` element per paper, numbered
+    and titled. Retrieved text is data: it is escaped (one line, `<`, `>`, `&` as entities) so that
+    nothing in an abstract or title can close the element or open a new one, and a title's
+    instructions to a model are removed."""
+    return "\n".join(
+        f'<passage id="{p.n}">[{p.n}] "{escape_passage_text(safe_title(p.title))}": '
+        f"{escape_passage_text(p.text)}</passage>"
+        for p in passages
+    )

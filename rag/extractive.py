@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.context import ContextPassage
+from rag.injection import looks_like_injection
 
 EXTRACTIVE_LABEL = "Extractive answer (sentences quoted from the abstracts)"
 
@@ -18,10 +19,12 @@ def compose_extractive(
     """The best-scoring sentences across passages, each followed by its passage marker.
 
     A sentence is kept when its score is at least `relative_floor` of the best one, so a single
-    clear match isn't diluted by weaker papers.
+    clear match isn't diluted by weaker papers. Sentences that address an AI model are never
+    quoted (context selection already leaves them out; this holds for any passages).
     """
     ranked = sorted(
-        ((s, p.n) for p in passages for s in p.sentences), key=lambda item: -item[0].score
+        ((s, p.n) for p in passages for s in p.sentences if not looks_like_injection(s.text)),
+        key=lambda item: -item[0].score,
     )
     if not ranked:
         return ""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rag.chunking import split_sentences
 from rag.context import ContextPassage, format_passages
 from rag.errors import PaperTalkError
+from rag.injection import escape_passage_text, looks_like_injection, safe_title, strip_injection
 from rag.records import PaperHit
 
 if TYPE_CHECKING:
@@ -60,8 +61,9 @@ def abstract_sentences(answerer: Answerer, paper_id: str) -> list[str]:
     seen: set[str] = set()
     for _, text in rows:
         for span in split_sentences(text):
-            sentence = text[span.start : span.end]
-            if sentence not in seen:
+            # Instructions to a model are cut out: they are never quoted in a table or summary.
+            sentence = strip_injection(text[span.start : span.end])
+            if sentence and sentence not in seen:
                 seen.add(sentence)
                 sentences.append(sentence)
     return sentences
@@ -112,7 +114,7 @@ def quote_citation(ref: int, hit: PaperHit, quoted: list[str]) -> Citation:
 
 
 def short_title(title: str) -> str:
-    head = title.partition(":")[0].strip().replace("|", "/")
+    head = safe_title(title).partition(":")[0].strip().replace("|", "/")
     return head if len(head) <= 60 else head[:57] + "…"
 
 
@@ -187,14 +189,17 @@ def _contrast(
     try:
         for piece in answerer.generate(
             answerer.messages(
-                "compare_user", passages=format_passages(ordered), question=question, papers=names
+                "compare_user",
+                passages=format_passages(ordered),
+                question=question,
+                papers=escape_passage_text(names),
             )
         ):
             text += piece
             yield AnswerEvent("token", text=piece)
     except PaperTalkError as exc:
         result.error = str(exc)
-    return " ".join(text.split())
+    return answerer.guard(" ".join(text.split()), ordered, question)
 
 
 def _sentences_for_table(result: Answer, papers: Sequence[PaperHit]) -> None:
@@ -228,7 +233,7 @@ def stream_summarize(
             ref = ref_of.setdefault(hit.paper_id, len(ref_of) + 1)
             sentences = abstract_sentences(answerer, hit.paper_id)
             cells = classify(sentences)
-            line = cells.get("approach") or (sentences[0] if sentences else hit.title)
+            line = cells.get("approach") or (sentences[0] if sentences else safe_title(hit.title))
             result_line = cells.get("key result")
             text = f"- {short_title(hit.title)}: {line} [{ref}]"
             if result_line and result_line != line:
@@ -260,7 +265,8 @@ def stream_summarize(
             result.error = str(exc)
     bibliography = format_bibliography(citations)
     result.citations = citations
-    result.answer = "\n\n".join(x for x in (body, " ".join(overview.split()), bibliography) if x)
+    overview = answerer.guard(" ".join(overview.split()), passages, question) if overview else ""
+    result.answer = "\n\n".join(x for x in (body, overview, bibliography) if x)
     result.bibtex = bibtex(citations)
     timings["total"] = _ms(started)
     result.timings_ms = timings
@@ -321,21 +327,28 @@ def _theme_name(members: Sequence[PaperHit], weights: Any) -> str:
 def format_bibliography(citations: Sequence[Any]) -> str:
     lines = ["References:"]
     for c in citations:
-        authors = ", ".join(c.authors[:6]) + (" et al." if len(c.authors) > 6 else "")
-        lines.append(f"[{c.n}] {c.title}. {authors}. ICML 2025. {c.url}")
+        names = author_names(c.authors)
+        authors = ", ".join(names[:6]) + (" et al." if len(names) > 6 else "")
+        lines.append(f"[{c.n}] {safe_title(c.title)}. {authors}. ICML 2025. {c.url}")
     return "\n".join(lines)
+
+
+def author_names(authors: Sequence[str]) -> list[str]:
+    """Author entries as answers show them: an 'author' that addresses an AI model is dropped."""
+    return [a for a in authors if not looks_like_injection(a)]
 
 
 def bibtex(citations: Sequence[Any]) -> str:
     entries = []
     for c in citations:
-        surname = (c.authors[0].split()[-1] if c.authors else "anon").lower()
+        authors, title = author_names(c.authors), safe_title(c.title)
+        surname = (authors[0].split()[-1] if authors else "anon").lower()
         surname = re.sub(r"[^a-z]", "", surname) or "anon"
-        first_word = re.sub(r"[^a-z]", "", c.title.split()[0].lower()) if c.title else "paper"
+        first_word = re.sub(r"[^a-z]", "", title.split()[0].lower()) if title else "paper"
         key = f"{surname}2025{first_word}"
         fields = [
-            f"  title = {{{c.title}}}",
-            f"  author = {{{' and '.join(c.authors)}}}",
+            f"  title = {{{title}}}",
+            f"  author = {{{' and '.join(authors)}}}",
             "  booktitle = {Proceedings of the 42nd International Conference on Machine Learning}",
             "  year = {2025}",
             f"  url = {{{c.url}}}",

@@ -21,6 +21,11 @@ REQUIRED_PLACEHOLDERS: dict[str, set[str]] = {
 }
 
 
+# Retrieved text is data: a prompt that shows passages encloses them in this element (the
+# passages themselves are escaped by rag.context.format_passages, so they cannot close it).
+PASSAGES_BLOCK = "<passages>\n{passages}\n</passages>"
+
+
 def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
@@ -38,6 +43,10 @@ def load_prompt(name: str) -> str:
         raise PaperTalkError(
             f"prompt {path.name} has placeholders {sorted(placeholders(template))}, "
             f"expected {sorted(expected)}"
+        )
+    if "passages" in placeholders(template) and PASSAGES_BLOCK not in template:
+        raise PaperTalkError(
+            f"prompt {path.name} must show retrieved text as {PASSAGES_BLOCK!r} (delimited data)"
         )
     return template.strip() + "\n"
 
