@@ -26,6 +26,7 @@ from rag.extractive import compose_extractive
 from rag.injection import guard_generated, safe_title
 from rag.llm import EXTRACTIVE, check_backend, parse_llm_spec
 from rag.prompts import render
+from rag.questions import clean_question
 from rag.records import PaperHit
 from rag.refusal import CANNOT_ANSWER, check_answerable, is_model_refusal
 from rag.retrieval import HybridSearcher, SearchFilters
@@ -33,7 +34,6 @@ from rag.settings import Settings
 
 Mode = Literal["ask", "compare", "summarize"]
 MODES: tuple[str, ...] = ("ask", "compare", "summarize")
-MAX_QUESTION_CHARS = 2000
 
 
 @dataclass
@@ -459,15 +459,6 @@ def strip_echoed_titles(text: str, titles: Sequence[str]) -> str:
         if title:
             text = re.sub(r'["“]?' + re.escape(title) + r'["”]?\s*:?', " ", text)
     return re.sub(r"[ \t]{2,}", " ", text).strip()
-
-
-def clean_question(question: str) -> str:
-    """Collapse whitespace, drop control characters, bound the length; empty is an error."""
-    cleaned = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in question)
-    cleaned = " ".join(cleaned.split())
-    if not cleaned:
-        raise PaperTalkError("empty question: ask something about the papers")
-    return cleaned[:MAX_QUESTION_CHARS]
 
 
 def describe_llm_error(label: str, exc: BaseException) -> str:
