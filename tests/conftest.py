@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -185,6 +185,8 @@ def serve_ui(
     llm: str = "extractive",
     auth: tuple[str, str] | None = None,
     timeout: float = 90,
+    extra_env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[str]:
     """`papertalk serve --llm LLM` over `home` in a subprocess on a free 127.0.0.1 port (as
     users run it); yields its URL and stops it after. Its log is `logs`/serve.log."""
@@ -197,7 +199,8 @@ def serve_ui(
         GRADIO_ANALYTICS_ENABLED="False",
         HF_HUB_OFFLINE="1",
     )
-    command = [sys.executable, "-m", "rag.cli", "serve", "--llm", llm]
+    env.update(extra_env or {})
+    command = [sys.executable, "-m", "rag.cli", "serve", "--llm", llm, *args]
     command += ["--port", str(port)] + (["--auth", ":".join(auth)] if auth else [])
     with running_server(command, port, logs / "serve.log", timeout=timeout, env=env, cwd=REPO):
         yield f"http://127.0.0.1:{port}"
