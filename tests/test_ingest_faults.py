@@ -234,3 +234,14 @@ def test_truncated_files_load_only_complete_records(tmp_path: Path, fmt: str) ->
                 assert originals[paper.id].startswith(paper.abstract)
             else:
                 assert paper.abstract == originals[paper.id]
+
+
+def test_a_store_opened_with_other_settings_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(good_record("p0", 0)) + "\n")
+    assert run_cli("ingest", str(path)).returncode == 0
+    other = run_cli("search", "graph model", "--chunk-tokens", "100")
+    assert other.returncode == 2 and "Traceback" not in other.stderr
+    assert "other embedding or chunking settings" in other.stderr
+    assert len(other.stderr.strip().splitlines()) == 1
+    assert run_cli("search", "graph model").returncode == 0  # the store itself is untouched
