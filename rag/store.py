@@ -23,6 +23,10 @@ from rag.settings import Settings
 CHUNKER_VERSION = 1
 COLLECTION_PREFIX = "papers"
 _PAGE = 5000  # below Chroma's maximum batch size (5,461)
+# A Chroma server that accepts connections but never answers must not hang a question forever
+# (chromadb's own HTTP client waits without limit). An upsert of one page takes a few seconds.
+SERVER_TIMEOUT_S = 60.0
+SERVER_CONNECT_TIMEOUT_S = 5.0
 
 logging.getLogger("chromadb").setLevel(logging.ERROR)
 
@@ -82,11 +86,13 @@ def make_client(settings: Settings):  # type: ignore[no-untyped-def]
                 ssl=url.scheme == "https",
                 settings=_client_settings(),
             )
+            _limit_waits(client)
             client.heartbeat()
         except Exception as exc:
-            raise StoreError(
-                f"cannot reach the Chroma server at {settings.chroma_url}: {_short(exc)}"
-            ) from exc
+            message = describe_failure(settings.chroma_url, exc)
+            if not is_connection_error(exc):  # something answered, but not a Chroma server
+                message = f"cannot reach the Chroma server at {settings.chroma_url}: {_short(exc)}"
+            raise StoreError(message) from exc
         return client
     path = settings.home / "chroma"
     try:
@@ -96,9 +102,57 @@ def make_client(settings: Settings):  # type: ignore[no-untyped-def]
         raise StoreError(f"cannot open the store at {path}: {_short(exc)}") from exc
 
 
+def _limit_waits(client: Any) -> None:
+    """Give the HTTP client's requests a timeout (chromadb sets none)."""
+    import httpx
+
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(SERVER_TIMEOUT_S, connect=SERVER_CONNECT_TIMEOUT_S)
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:200] if text else type(exc).__name__
+
+
+def _transport_error(exc: BaseException) -> BaseException | None:
+    """The transport failure (refused, reset, closed, timed out) behind `exc`, if any: chromadb
+    re-raises some of them as a plain ValueError."""
+    import httpx
+
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, httpx.TransportError | ConnectionError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """A transport failure talking to a Chroma server: refused, reset, closed, timed out."""
+    return _transport_error(exc) is not None
+
+
+def describe_failure(location: str, exc: BaseException) -> str:
+    """One line for a failed store operation; an unreachable server says so and names its URL."""
+    import httpx
+
+    transport = _transport_error(exc)
+    if isinstance(transport, httpx.TimeoutException):
+        return (
+            f"the Chroma server at {location} did not answer in time "
+            f"({type(transport).__name__}); check that it is running and not overloaded, "
+            "then try again"
+        )
+    if transport is not None:
+        return (
+            f"cannot reach the Chroma server at {location} ({_short(transport)}); "
+            "check that it is running, then try again"
+        )
+    return f"the store at {location} failed: {_short(exc)}"
 
 
 class PaperStore:
@@ -132,6 +186,8 @@ class PaperStore:
         except StoreError:
             raise
         except Exception as exc:
+            if is_connection_error(exc):
+                raise StoreError(describe_failure(location, exc)) from exc
             raise StoreError(f"cannot open the store at {location}: {_short(exc)}") from exc
         return cls(client, collection, layout, location)
 
@@ -205,10 +261,32 @@ class PaperStore:
         return [(cid, 1.0 - float(d)) for cid, d in zip(ids, distances, strict=True)]
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run one Chroma operation (a bound method of the collection); failures become
+        one-line StoreErrors.
+
+        The client object outlives a server restart (every call is a fresh HTTP request), so a
+        failed call needs no reconnect: the next one works once the server is back. A collection
+        that went missing (the server restarted on a store that was rebuilt) is looked up again
+        by name once.
+        """
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
-            raise StoreError(f"the store at {self.location} failed: {_short(exc)}") from exc
+            if not _is_not_found(exc) or not self._refresh_collection():
+                raise StoreError(describe_failure(self.location, exc)) from exc
+        fn = getattr(self._collection, fn.__name__)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            raise StoreError(describe_failure(self.location, exc)) from exc
+
+    def _refresh_collection(self) -> bool:
+        """Look the collection up again by name; False when it is not there (or no server)."""
+        try:
+            self._collection = self._client.get_collection(self.name, embedding_function=None)
+        except Exception:
+            return False
+        return True
 
     def size_bytes(self) -> int | None:
         """Disk used by an embedded store (None for a server)."""
@@ -220,7 +298,16 @@ class PaperStore:
 
 def list_collections(settings: Settings) -> list[str]:
     client = make_client(settings)
-    return [c.name for c in client.list_collections()]
+    try:
+        return [c.name for c in client.list_collections()]
+    except Exception as exc:
+        raise StoreError(describe_failure(describe_location(settings), exc)) from exc
+
+
+def _is_not_found(exc: BaseException) -> bool:
+    from chromadb.errors import NotFoundError
+
+    return isinstance(exc, NotFoundError) or "does not exist" in str(exc)
 
 
 def _missing_collection_message(location: str, existing: list[str]) -> str:
