@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -416,6 +417,7 @@ def main() -> int:
     print(text)
     out = save_results("ui-load", text)
     print(f"\nsaved {out.relative_to(REPO)}")
+    shutil.rmtree(work, ignore_errors=True)  # the temp home and the server's log
     return 0
 
 
