@@ -61,8 +61,8 @@ SUBJECTS: tuple[tuple[str, str], ...] = (
     ("WDybFnCPaB", "causal abstraction inference under lossy representations"),
     ("WD2CKUrxmx", "memorization in diffusion models with shallow neural nets"),
 )
-# A follow-up always comes right after a question naming the paper: the retrieval query of a
-# follow-up carries only the previous question (rag.conversation.standalone_query).
+# Named questions and follow-ups alternate; a follow-up's retrieval query carries the questions
+# it leans on (rag.conversation.standalone_query).
 QUESTIONS = (
     "What is {subject}?",
     "How does it work?",

@@ -21,16 +21,23 @@ def is_followup(question: str) -> bool:
     return bool(_REFERRING.search(question)) or len(words) <= 4
 
 
-def standalone_query(question: str, history: Sequence[Turn], *, turns: int = 1) -> str:
-    """The question, prefixed by the last `turns` questions when it reads as a follow-up.
+def standalone_query(question: str, history: Sequence[Turn], *, max_turns: int = 3) -> str:
+    """The question, prefixed by the earlier questions it leans on when it reads as a follow-up:
+    the previous question and, while those are follow-ups too, the ones before it (at most
+    `max_turns`), so "What is Cake?" → "How does it work?" → "What does it improve?" still
+    searches for Cake.
 
     Deterministic and model-free, so a weak LLM can never break retrieval of follow-ups.
     """
     question = " ".join(question.split())
     if not history or not is_followup(question):
         return question
-    previous = " ".join(_as_sentence(q) for q, _ in history[-turns:])
-    return f"{previous} {question}"
+    chain: list[str] = []
+    for earlier, _ in reversed(history[-max_turns:]):
+        chain.append(_as_sentence(earlier))
+        if not _REFERRING.search(earlier):  # it names its own subject: the chain starts here
+            break
+    return " ".join([*reversed(chain), question])
 
 
 def _as_sentence(text: str) -> str:

@@ -103,6 +103,22 @@ def test_followup_uses_the_history(searcher) -> None:  # type: ignore[no-untyped
     assert "2.6" in answer.answer
 
 
+def test_a_follow_up_of_a_follow_up_still_searches_for_the_first_subject(searcher) -> None:  # type: ignore[no-untyped-def]
+    from rag.conversation import standalone_query
+
+    history = [
+        ("What is DreamDPO?", "A text-to-3D method [1]."),
+        ("What is Cake?", "A KV cache loading system [1]."),
+        ("How does it work?", "It computes and loads the cache in parallel [1]."),
+    ]
+    query = standalone_query("What does it improve?", history)
+    assert query == "What is Cake? How does it work? What does it improve?"
+    named = "What does DreamDPO optimise in text-to-3D generation?"
+    assert standalone_query(named, history) == named
+    answer = make(searcher).answer("How much does it reduce time to first token?", history=history)
+    assert not answer.refused and answer.citations[0].paper_id == CAKE_ID
+
+
 def test_followup_keeps_the_cited_paper_even_with_vague_wording(searcher) -> None:  # type: ignore[no-untyped-def]
     answer = make(searcher).answer(
         "What does it keep that DPO training needs?",
