@@ -449,8 +449,11 @@ def test_ui_llm_killed_mid_answer_then_back(ui: str, llm: Restartable) -> None:
     llm.stop(kill=True)
     with pytest.raises(AppError, match=f"the LLM backend {LLM_LABEL} (failed|is unreachable)"):
         job.result(timeout=120)
-    with pytest.raises(AppError, match=f"the LLM backend {LLM_LABEL} is unreachable"):
+    with pytest.raises(AppError, match=f"the LLM backend {LLM_LABEL} is unreachable") as down:
         session.predict(CAKE_Q, api_name="/ask")
+    # The retrieval results still reach the client: the papers found before generation failed.
+    retrieved = str(down.value).split("Retrieved papers: ", 1)[1]
+    assert retrieved.startswith(f"[1] {CAKE_TITLE}") and f"forum?id={CAKE_ID})" in retrieved
     llm.start()
     _assert_cited(session.predict(CAKE_Q, api_name="/ask"))
 

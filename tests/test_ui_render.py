@@ -158,6 +158,13 @@ def test_refusal_lists_possibly_related_papers() -> None:
     assert "possibly related" in panel and "pt-card-related" in panel
 
 
+def test_api_error_lists_the_retrieved_papers() -> None:
+    message = render.api_error_message("the LLM backend openai:x is unreachable", [hit()])
+    assert message.startswith("the LLM backend openai:x is unreachable. Retrieved papers: [1] ")
+    assert "Compute or Load KV Cache?" in message and "openreview.net" in message
+    assert render.api_error_message("empty question", []) == "empty question"
+
+
 def test_generation_error_keeps_the_retrieved_papers() -> None:
     failed = ask_answer(
         error="the LLM backend openai:x is unreachable", citations=[], related=[hit()]

@@ -352,7 +352,9 @@ def build_app(
                 pass
             error = turn.error or (turn.answer.error if turn.answer else None)
             if error or turn.answer is None:
-                raise gr.Error(error or "no answer was produced", print_exception=False)
+                related = turn.answer.related if turn.answer else []
+                message = render.api_error_message(error or "no answer was produced", related)
+                raise gr.Error(message, print_exception=False)
             return turn.answer.answer, render.citations_json(turn.answer), conv
 
         api_button.click(

@@ -356,6 +356,14 @@ def sources_html(conversation: Conversation) -> str:
 
 
 # Programs and exports ------------------------------------------------------------------------
+def api_error_message(error: str, hits: Sequence[PaperHit] = ()) -> str:
+    """The `/ask` error text: the error, then the papers retrieved before generation failed."""
+    if not hits:
+        return error
+    papers = "; ".join(f"[{n}] {hit.title} ({hit.url})" for n, hit in enumerate(hits, start=1))
+    return f"{error}. Retrieved papers: {papers}"
+
+
 def citations_json(answer: Answer) -> list[dict[str, Any]]:
     """The citations as plain JSON (for the `/ask` API)."""
     return [
