@@ -16,9 +16,21 @@ _REFERRING = re.compile(
 
 
 def is_followup(question: str) -> bool:
-    """Whether `question` leans on earlier turns (pronouns, 'the method', very short)."""
+    """Whether `question` leans on earlier turns: it refers back ('it', 'the method'), or it is
+    very short and names nothing ('Why?', 'And the speed-up?'; not 'What is Cake?')."""
     words = question.split()
-    return bool(_REFERRING.search(question)) or len(words) <= 4
+    if _REFERRING.search(question):
+        return True
+    return len(words) <= 4 and not _names_something(words)
+
+
+def _names_something(words: Sequence[str]) -> bool:
+    """A capitalised or mixed-case word after the first one: a paper, method or dataset name."""
+    for word in words[1:]:
+        core = word.strip(".,;:!?\"'()[]")
+        if core and core != "I" and any(ch.isupper() for ch in core):
+            return True
+    return False
 
 
 def standalone_query(question: str, history: Sequence[Turn], *, max_turns: int = 3) -> str:

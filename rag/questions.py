@@ -7,13 +7,17 @@ from rag.errors import PaperTalkError
 MAX_QUESTION_CHARS = 2000
 
 
-def clean_question(question: str, *, what: str = "question") -> str:
-    """Collapse whitespace, drop control and invisible characters, bound the length.
-
-    Nothing left is an error: "empty question: ..." (or "empty query" with `what="query"`).
-    """
+def tidy_question(question: str) -> str:
+    """Whitespace collapsed, control and invisible characters dropped, at most
+    MAX_QUESTION_CHARS characters (possibly empty)."""
     cleaned = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in question)
-    cleaned = " ".join(cleaned.split())
+    return " ".join(cleaned.split())[:MAX_QUESTION_CHARS]
+
+
+def clean_question(question: str, *, what: str = "question") -> str:
+    """`tidy_question`, where nothing left is an error: "empty question: ..." (or "empty query"
+    with `what="query"`)."""
+    cleaned = tidy_question(question)
     if not cleaned:
         raise PaperTalkError(f"empty {what}: ask something about the papers")
-    return cleaned[:MAX_QUESTION_CHARS]
+    return cleaned

@@ -243,3 +243,21 @@ def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:
         assert CAKE_ID in {c.paper_id for c in final.citations}
         assert all(s.support in ("supported", "weak", "unsupported") for s in final.sentences)
     assert answerer.answer(GPU_Q).refused
+
+
+@pytest.mark.parametrize(
+    ("question", "leans_on_history"),
+    [
+        ("How does it work?", True),
+        ("Why?", True),
+        ("And the speed-up?", True),
+        ("Summarize them", True),
+        ("What is Cake?", False),
+        ("Compare D-Fusion and DreamDPO", False),
+        ("Which papers study causal discovery with latent confounders?", False),
+    ],
+)
+def test_what_counts_as_a_follow_up(question: str, leans_on_history: bool) -> None:
+    from rag.conversation import is_followup
+
+    assert is_followup(question) is leans_on_history

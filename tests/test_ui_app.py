@@ -84,8 +84,20 @@ def test_two_sessions_do_not_share_history(server: str) -> None:
 def test_errors_reach_the_client_as_messages(server: str) -> None:
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError, match="empty question"):
-        client(server).predict("   ", api_name="/ask")
+    session = client(server)
+    for blank in ("   ", "\t\n", "\x00\x07\x1b"):
+        with pytest.raises(AppError, match="empty question"):
+            session.predict(blank, api_name="/ask")
+    # Control characters are dropped; a 20,000-character question is cut, then answered.
+    text, refs = session.predict(
+        "How much does\x00 Cake\x1b[2J reduce time to first token?\u202e", api_name="/ask"
+    )
+    assert "2.6" in text and refs[0]["paper_id"] == CAKE_ID
+    huge = "How much does Cake reduce time to first token? " * 430
+    text, refs = session.predict(huge, api_name="/ask")
+    assert refs[0]["paper_id"] == CAKE_ID and len(text) < 4000
+    asked = [turn["question"] for turn in session.predict(api_name="/history")]
+    assert len(asked[-1]) <= 2000 and all(q.isprintable() for q in asked)
 
 
 def test_the_api_is_documented_and_needs_the_login(server: str) -> None:

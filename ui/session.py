@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.answer import Answer
+from rag.questions import tidy_question
 from rag.records import PaperHit
 
 MAX_TURNS = 50  # older turns are dropped from a session (the page and the follow-up context)
@@ -40,7 +41,7 @@ class Conversation:
 
     def start(self, question: str, mode: str) -> Turn:
         self.counter += 1
-        turn = Turn(question, mode, number=self.counter)
+        turn = Turn(tidy_question(question), mode, number=self.counter)
         self.turns.append(turn)
         del self.turns[:-MAX_TURNS]
         return turn
