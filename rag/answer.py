@@ -20,7 +20,13 @@ from rag.citations import (
     resolve_citations,
 )
 from rag.context import ContextPassage, TermWeights, build_context, format_passages
-from rag.conversation import Turn, is_followup, standalone_query
+from rag.conversation import (
+    Turn,
+    is_about_the_last_paper,
+    is_followup,
+    rewrite_is_faithful,
+    standalone_query,
+)
 from rag.errors import PaperTalkError
 from rag.extractive import compose_extractive
 from rag.injection import guard_generated, safe_title
@@ -282,7 +288,9 @@ class Answerer:
         except PaperTalkError:
             return ""
         text = text.strip().splitlines()[0].strip() if text.strip() else ""
-        return text if 3 <= len(text) <= 300 else ""
+        if not 3 <= len(text) <= 300 or not rewrite_is_faithful(text, question, history[-2:]):
+            return ""
+        return text
 
     def _retrieve(
         self,
@@ -309,6 +317,8 @@ class Answerer:
                 boosted = self.searcher.search(
                     query, len(remembered), SearchFilters(paper_ids=frozenset(remembered))
                 )
+                if boosted and len(remembered) == 1 and is_about_the_last_paper(question):
+                    return boosted  # other papers' passages would only invite conflation
                 boosted_ids = {h.paper_id for h in boosted}
                 hits = boosted + [h for h in hits if h.paper_id not in boosted_ids]
                 hits = hits[:k]

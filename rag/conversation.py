@@ -24,6 +24,16 @@ def is_followup(question: str) -> bool:
     return len(words) <= 4 and not _names_something(words)
 
 
+_SINGULAR = re.compile(
+    r"\b(it|its|it's|this|that|the (paper|method|approach|model|work|same))\b", re.IGNORECASE
+)
+
+
+def is_about_the_last_paper(question: str) -> bool:
+    """A follow-up about the single paper just discussed ("How does it work?"), naming no other."""
+    return bool(_SINGULAR.search(question)) and not _names_something(question.split())
+
+
 def _names_something(words: Sequence[str]) -> bool:
     """A capitalised or mixed-case word after the first one: a paper, method or dataset name."""
     for word in words[1:]:
@@ -50,6 +60,26 @@ def standalone_query(question: str, history: Sequence[Turn], *, max_turns: int =
         if not _REFERRING.search(earlier):  # it names its own subject: the chain starts here
             break
     return " ".join([*reversed(chain), question])
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def rewrite_is_faithful(
+    rewrite: str, question: str, history: Sequence[Turn], *, max_new_share: float = 0.2
+) -> bool:
+    """Whether a model's standalone rewrite of `question` only reuses the words of the questions
+    asked so far and the names (capitalised words) in the answers. A small model often invents a
+    topic instead ("Cake is a light-weight data processing system for image editing"), and a
+    search for that finds the wrong papers."""
+    asked = " ".join([question, *(q for q, _ in history)])
+    names = re.findall(r"\b\w*[A-Z0-9]\w*", " ".join(a for _, a in history))
+    known = set(_WORD.findall(f"{asked} {' '.join(names)}".lower()))
+    words = [w for w in _WORD.findall(rewrite.lower()) if len(w) >= 4]
+    if not words:
+        return False
+    new = [w for w in words if w not in known]
+    return len(new) <= max_new_share * len(words)
 
 
 def _as_sentence(text: str) -> str:

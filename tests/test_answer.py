@@ -261,3 +261,28 @@ def test_what_counts_as_a_follow_up(question: str, leans_on_history: bool) -> No
     from rag.conversation import is_followup
 
     assert is_followup(question) is leans_on_history
+
+
+def test_a_model_rewrite_that_invents_a_topic_is_not_searched() -> None:
+    from rag.conversation import rewrite_is_faithful
+
+    history = [("What is Cake?", "Cake is a KV cache loading system [1]. It is fast [1].")]
+    assert rewrite_is_faithful("How does Cake work?", "How does it work?", history)
+    invented = "Cake is a light-weight data processing system for image editing applications."
+    assert not rewrite_is_faithful(invented, "How does it work?", history)
+    assert not rewrite_is_faithful("Yes.", "How does it work?", history)
+
+
+def test_a_follow_up_about_it_keeps_to_the_paper_just_discussed(searcher) -> None:  # type: ignore[no-untyped-def]
+    from rag.conversation import is_about_the_last_paper
+
+    assert is_about_the_last_paper("How does it work?")
+    assert not is_about_the_last_paper("How does it compare to DreamDPO?")
+    assert not is_about_the_last_paper("What do they have in common?")
+    answer = make(searcher).answer(
+        "How does it work?",
+        history=[("What is Cake?", "A KV cache loading system [1].")],
+        history_papers=[CAKE_ID],
+    )
+    assert [h.paper_id for h in answer.related] in ([], [CAKE_ID])
+    assert answer.cited_paper_ids == [CAKE_ID]

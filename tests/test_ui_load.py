@@ -35,19 +35,10 @@ def extractive_server(
 def local_server(
     bundled_home: Path, onnx_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """`local` with one paper per question: an answer can only cite the paper retrieval gave it
-    (for a follow-up, the paper of the session's previous answer), so its citation tells which
-    history the server used, whatever the small model writes; short prompts also run faster.
-    Follow-ups are not condensed by the model: its rewrite of the question adds words the one
-    passage lacks, and the system then refuses (the test is about queueing, not that rewrite).
-    """
+    """`local` with its default settings: a follow-up about "it" is answered from the paper of
+    the session's previous answer only, so its citation tells which history the server used."""
     yield from serve_ui(
-        bundled_home,
-        onnx_cache,
-        tmp_path_factory.mktemp("load-local"),
-        llm="local",
-        args=["--passages", "1"],
-        extra_env={"PAPERTALK_CONDENSE": "false"},
+        bundled_home, onnx_cache, tmp_path_factory.mktemp("load-local"), llm="local"
     )
 
 
