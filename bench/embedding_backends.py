@@ -29,6 +29,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 PAPERS = REPO_ROOT.parent / "shared" / "data" / "icml2025" / "papers.jsonl"
+from common import machine_busy_s  # noqa: E402 - bench/ is on sys.path
+
 SETTLE_S = 0.05
 
 
@@ -100,16 +102,6 @@ def run_interleaved(
             t0 = time.perf_counter()
             backend.queries.append(np.asarray(backend.embed_query(query), dtype=np.float32))
             backend.latencies.append(time.perf_counter() - t0)
-
-
-def machine_busy_s() -> float | None:
-    """CPU seconds spent by the whole machine so far (Linux), or None."""
-    try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    except OSError:
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu_s() -> float:

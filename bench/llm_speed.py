@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -33,39 +32,14 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from common import machine, machine_busy_s  # noqa: E402 - bench/ is on sys.path
+
 from rag.metrics import percentile  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 DEV_QA = SHARED / "eval" / "dev_qa.jsonl"
 BACKENDS = ("local", "openai", "local-1t")
 DEFAULT_BACKENDS = ("local", "openai")
-
-
-def machine() -> str:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (
-        f"{cpu or platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"{mem:.0f} GiB RAM, Python {platform.python_version()}, load average at start "
-        f"{os.getloadavg()[0]:.2f}"
-    )
-
-
-def machine_busy_s() -> float | None:
-    """CPU seconds the whole machine has spent busy (Linux /proc/stat), or None."""
-    try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    except OSError:
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu_s(server: subprocess.Popen | None) -> float:

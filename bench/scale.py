@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import socket
@@ -40,6 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from common import machine  # noqa: E402 - bench/ is on sys.path
+
 from rag.metrics import percentile  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -49,22 +50,6 @@ SEED = 20250713
 BATCH = 5000  # chunks per add (Chroma's maximum batch is 5,461)
 DEFAULT_STEPS = (2738, 10_000, 30_000, 100_000)
 TWO_CHUNKS_ABOVE = 1100  # characters
-
-
-def machine() -> str:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (
-        f"{cpu or platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, "
-        f"Python {platform.python_version()}, load average at start {os.getloadavg()[0]:.2f}"
-    )
 
 
 # Synthetic corpus ------------------------------------------------------------------------------
