@@ -141,12 +141,12 @@ def build_context(
 
 
 def format_passages(passages: Sequence[ContextPassage]) -> str:
-    """The passages as the prompt shows them: one `<passage id="n">` element per paper, numbered
-    and titled. Retrieved text is data: it is escaped (one line, `<`, `>`, `&` as entities) so that
-    nothing in an abstract or title can close the element or open a new one, and a title's
-    instructions to a model are removed."""
+    """The passages as the prompt shows them (inside the prompt's `<passages>` block): one line
+    per paper, `[n] "Title": text`. Retrieved text is data: it is escaped (one line, `<`, `>`,
+    `&` as entities), so nothing in an abstract or title can close the block, and a title's
+    instructions to a model are removed. (Per-passage XML elements were tried: the 135M model
+    then found half as many facts in the dev set, so the block is delimited once.)"""
     return "\n".join(
-        f'<passage id="{p.n}">[{p.n}] "{escape_passage_text(safe_title(p.title))}": '
-        f"{escape_passage_text(p.text)}</passage>"
+        f'[{p.n}] "{escape_passage_text(safe_title(p.title))}": {escape_passage_text(p.text)}'
         for p in passages
     )
