@@ -26,12 +26,14 @@ run: install
 test: install
 	$(BIN)/ruff check rag ui tests bench data
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 lint: install
 	$(BIN)/ruff check rag ui tests bench data
 	$(BIN)/ruff format --check rag ui tests bench data
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: install
 	$(BIN)/python bench/retrieval.py

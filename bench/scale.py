@@ -39,9 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from common import machine  # noqa: E402 - bench/ is on sys.path
+from common import machine, save_results  # noqa: E402 - bench/ is on sys.path
 
-from rag.metrics import percentile  # noqa: E402
+from rag.eval.metrics import percentile  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "data" / "icml2025" / "papers.jsonl"
@@ -57,7 +57,7 @@ class SyntheticCorpus:
     """Papers recombined from real sentences; paper i is the same on every run (seeded by i)."""
 
     def __init__(self, path: Path) -> None:
-        from rag.chunking import split_sentences
+        from rag.text.sentences import split_sentences
 
         self.titles: list[str] = []
         self.sentences: list[str] = []
@@ -296,7 +296,7 @@ def reopen_seconds(path: Path) -> float:
 
 def bm25_rows(corpus: SyntheticCorpus, steps: list[int], queries: int) -> list[tuple[str, ...]]:
     """bm25s index build and query time over the same chunk texts (PaperTalk's lexical side)."""
-    from rag.lexical import tokenize
+    from rag.text.terms import tokenize
 
     rng = random.Random(SEED)
     rows = []
@@ -390,8 +390,7 @@ def main() -> int:
         lines += ["| " + " | ".join(r) + " |" for r in lexical]
     text = "\n".join(lines)
     print(text)
-    out = REPO / "bench" / "results" / f"scale-{datetime.now(UTC):%Y%m%d-%H%M}.md"
-    out.write_text(text + "\n")
+    out = save_results("scale", text)
     print(f"\nsaved {out.relative_to(REPO)}")
     return 0
 

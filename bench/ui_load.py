@@ -34,6 +34,10 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
+if str(REPO) not in sys.path:  # run as a script: bench.common is found from the repository root
+    sys.path.insert(0, str(REPO))
+
+from bench.common import free_port, running_server  # noqa: E402
 
 # One subject per bundled paper (the name or a short description its abstract answers to).
 SUBJECTS: tuple[tuple[str, str], ...] = (
@@ -129,7 +133,7 @@ class LoadRun:
         ]
 
     def stats(self) -> dict[str, float]:
-        from rag.metrics import percentile
+        from rag.eval.metrics import percentile
 
         seconds = [c.seconds for c in self.answered]
         return {
@@ -278,37 +282,15 @@ def serve(
     home: Path, llm: str, logs: Path, cache: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """`papertalk serve --llm LLM` on a free 127.0.0.1 port over `home`; yields (url, process)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERTALK_")}
     env.update(PAPERTALK_HOME=str(home), HF_HUB_OFFLINE="1", GRADIO_TEMP_DIR=str(logs / "gradio"))
     if cache is not None:
         env["PAPERTALK_CACHE_DIR"] = str(cache)
     command = [sys.executable, "-m", "rag.cli", "serve", "--llm", llm, "--port", str(port)]
-    log = open(logs / "serve.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"serve exited with {proc.returncode}; see {logs / 'serve.log'}")
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"serve did not listen within 120 s; see {logs / 'serve.log'}")
-            time.sleep(0.2)
+    log = logs / "serve.log"
+    with running_server(command, port, log, timeout=120, env=env, cwd=REPO) as proc:
         yield f"http://127.0.0.1:{port}", proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def main() -> int:
@@ -326,10 +308,9 @@ def main() -> int:
     if args.home and args.corpus:
         parser.error("--home and --corpus exclude each other")
 
-    sys.path[:0] = [str(REPO), str(BENCH)]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    from common import machine, machine_busy_s, process_cpu_s, save_results
+    from bench.common import machine, machine_busy_s, process_cpu_s, save_results
 
     machine_line = machine()
     work = Path(tempfile.mkdtemp(prefix="papertalk-ui-load-"))

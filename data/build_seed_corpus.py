@@ -9,7 +9,7 @@ Inputs (read-only, in the shared folder next to the repository, `../shared` by d
 - data/icml2025/papers.jsonl: pmlr_url and status, looked up by id (nothing else is taken).
 
 Output: one JSON object per line, in seed order, with the fields
-id, title, abstract, authors, url, pmlr_url, status. The abstract is the seed text as is.
+id, title, abstract, authors, url, pmlr_url, status, venue. The abstract is the seed text as is.
 Only the standard library is used, so it runs with any python3 >= 3.10.
 """
 
@@ -23,7 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SHARED = REPO.parent / "shared"
 DEFAULT_OUT = REPO / "data" / "papers.jsonl"
-FIELDS = ("id", "title", "abstract", "authors", "url", "pmlr_url", "status")
+FIELDS = ("id", "title", "abstract", "authors", "url", "pmlr_url", "status", "venue")
+VENUE = "ICML 2025"  # every seed paper is an ICML 2025 paper
 
 
 def seed_abstracts(seeds_dir: Path) -> list[str]:
@@ -75,6 +76,7 @@ def build(shared: Path) -> list[dict[str, object]]:
                 "url": f"https://openreview.net/forum?id={paper_id}",
                 "pmlr_url": record["pmlr_url"],
                 "status": record["status"],
+                "venue": VENUE,
             }
         )
     return papers

@@ -5,26 +5,24 @@ Nothing else in the package reads the environment.
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
+from platformdirs import user_cache_path, user_data_path
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 APP_NAME = "papertalk"
-REPO_ROOT = Path(__file__).resolve().parents[1]
-BUNDLED_CORPUS = REPO_ROOT / "data" / "papers.jsonl"
+# The 19 ICML 2025 seed papers, shipped in the wheel (data/ in the repository).
+BUNDLED_CORPUS = Path(str(files("rag.data"))) / "papers.jsonl"
 
 
 def _default_home() -> Path:
-    from platformdirs import user_data_path
-
     return user_data_path(APP_NAME, appauthor=False)
 
 
 def _default_cache() -> Path:
-    from platformdirs import user_cache_path
-
     return user_cache_path(APP_NAME, appauthor=False)
 
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from bench import common
+from bench.common import free_port
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -48,7 +49,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache: P
 @pytest.fixture(scope="session")
 def bundled_home(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> Path:
     """A home with the bundled corpus ingested once per session (read-only for tests)."""
-    from rag.ingest import run_ingest
+    from rag.ingest.pipeline import run_ingest
     from rag.settings import Settings
 
     home = tmp_path_factory.mktemp("bundled-home")
@@ -64,24 +65,6 @@ def bundled_settings(bundled_home: Path, onnx_cache: Path):  # type: ignore[no-u
     return Settings(home=bundled_home, cache_dir=onnx_cache)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited early with code {proc.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout} s")
-
-
 def _chroma_executable() -> str:
     candidate = Path(sys.executable).with_name("chroma")
     return str(candidate) if candidate.exists() else (shutil.which("chroma") or "chroma")
@@ -91,26 +74,16 @@ def _chroma_executable() -> str:
 def running_server(
     command: list[str], port: int, log_path: Path, *, timeout: float = 60, **popen: Any
 ) -> Iterator[subprocess.Popen]:
-    """Start `command` (a server on 127.0.0.1:`port`), wait until it listens, stop it after.
-
-    A server that dies or never listens fails the test with the end of its log.
-    """
-    log = open(log_path, "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **popen)
+    """`bench.common.running_server`; a server that fails to start fails the test."""
     try:
-        try:
-            wait_for_port(port, timeout, proc)
-        except (RuntimeError, TimeoutError) as exc:
-            log.flush()
-            pytest.fail(f"{exc}\n{log_path.read_text()[-3000:]}")
+        server = common.running_server(command, port, log_path, timeout=timeout, **popen)
+        proc = server.__enter__()
+    except common.ServerFailed as exc:
+        pytest.fail(str(exc))
+    try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        server.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -133,7 +106,7 @@ def chroma_server(tmp_path: Path) -> Iterator[str]:
 
 def llama_server_command(port: int) -> list[str]:
     """llama-cpp-python's OpenAI-compatible server for the bundled GGUF on 127.0.0.1:`port`."""
-    from rag.llm import bundled_gguf
+    from rag.answer.llm import bundled_gguf
 
     return [
         sys.executable,

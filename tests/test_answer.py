@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from rag.answer import Answerer
+from rag.answer.chain import Answerer
+from rag.answer.refusal import CANNOT_ANSWER
 from rag.errors import PaperTalkError
-from rag.refusal import CANNOT_ANSWER
 
 from .conftest import CAKE_ID
 
@@ -18,6 +18,7 @@ CAKE_Q = "How much does Cake reduce time to first token?"
 GPU_Q = "How many GPUs were used in Cake's experiments?"
 JSON_KEYS = {
     "question",
+    "refusal_reason",
     "answer",
     "mode",
     "llm",
@@ -31,7 +32,7 @@ JSON_KEYS = {
 
 @pytest.fixture(scope="module")
 def searcher(bundled_home, onnx_cache):  # type: ignore[no-untyped-def]
-    from rag.retrieval import open_searcher
+    from rag.retrieve.hybrid import open_searcher
     from rag.settings import Settings
 
     return open_searcher(Settings(home=bundled_home, cache_dir=onnx_cache))
@@ -104,7 +105,7 @@ def test_followup_uses_the_history(searcher) -> None:  # type: ignore[no-untyped
 
 
 def test_a_follow_up_of_a_follow_up_still_searches_for_the_first_subject(searcher) -> None:  # type: ignore[no-untyped-def]
-    from rag.conversation import standalone_query
+    from rag.answer.conversation import standalone_query
 
     history = [
         ("What is DreamDPO?", "A text-to-3D method [1]."),
@@ -258,13 +259,13 @@ def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:
     ],
 )
 def test_what_counts_as_a_follow_up(question: str, leans_on_history: bool) -> None:
-    from rag.conversation import is_followup
+    from rag.answer.conversation import is_followup
 
     assert is_followup(question) is leans_on_history
 
 
 def test_a_model_rewrite_that_invents_a_topic_is_not_searched() -> None:
-    from rag.conversation import rewrite_is_faithful
+    from rag.answer.conversation import rewrite_is_faithful
 
     history = [("What is Cake?", "Cake is a KV cache loading system [1]. It is fast [1].")]
     assert rewrite_is_faithful("How does Cake work?", "How does it work?", history)
@@ -274,7 +275,7 @@ def test_a_model_rewrite_that_invents_a_topic_is_not_searched() -> None:
 
 
 def test_a_follow_up_about_it_keeps_to_the_paper_just_discussed(searcher) -> None:  # type: ignore[no-untyped-def]
-    from rag.conversation import is_about_the_last_paper
+    from rag.answer.conversation import is_about_the_last_paper
 
     assert is_about_the_last_paper("How does it work?")
     assert not is_about_the_last_paper("How does it compare to DreamDPO?")

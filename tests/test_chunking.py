@@ -7,8 +7,10 @@ from itertools import pairwise
 
 import pytest
 
-from rag.chunking import chunk_abstract, embedding_text, split_sentences
-from rag.embeddings import TokenCounter, resolve_model_dir
+from rag.embed.base import TokenCounter, resolve_model_dir
+from rag.ingest.chunking import chunk_abstract
+from rag.records import embedding_text
+from rag.text.sentences import split_sentences
 
 from .conftest import BUNDLED
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag.citations import (
+from rag.answer.citations import (
     SUPPORTED,
     UNSUPPORTED,
     WEAK,
@@ -96,7 +96,7 @@ def test_invented_numbers_cap_support() -> None:
 
 
 def test_echoed_titles_are_removed_before_sentence_splitting() -> None:
-    from rag.answer import strip_echoed_titles
+    from rag.answer.modes.ask import strip_echoed_titles
 
     title = "Compute or Load KV Cache? Why Not Both?"
     raw = f'[1] "{title}": Cake cuts time to first token by 2.6x [1].'

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.corpus import (
+from rag.errors import CorpusError
+from rag.ingest.loaders import (
     MAX_ABSTRACT_CHARS,
     LoadResult,
     Problem,
@@ -25,7 +26,6 @@ from rag.corpus import (
     load_papers,
     paper_id_for,
 )
-from rag.errors import CorpusError
 from rag.records import STATUSES, Paper
 
 REPO = Path(__file__).resolve().parent.parent
@@ -117,7 +117,7 @@ def test_bundled_corpus_is_plain_utf8_jsonl() -> None:
     lines = text.splitlines()
     assert len(lines) == 19 and text.endswith("\n")
     assert "’" in text  # ensure_ascii=False: non-ASCII kept as is
-    keys = ["id", "title", "abstract", "authors", "url", "pmlr_url", "status"]
+    keys = ["id", "title", "abstract", "authors", "url", "pmlr_url", "status", "venue"]
     assert all(list(json.loads(line)) == keys for line in lines)
 
 

@@ -68,10 +68,10 @@ class IngestProcess:
 
 def expected_chunk_ids(home: Path) -> set[str]:
     """The chunk ids a complete ingest of the full corpus must leave, computed independently."""
-    from rag.chunking import chunk_abstract
-    from rag.corpus import load_many
-    from rag.embeddings import TokenCounter, resolve_model_dir
-    from rag.ingest import chunk_id, paper_hash
+    from rag.embed.base import TokenCounter, resolve_model_dir
+    from rag.ingest.chunking import chunk_abstract
+    from rag.ingest.loaders import load_many
+    from rag.ingest.pipeline import chunk_id, paper_hash
     from rag.settings import load_settings
 
     settings = load_settings(home=home)
@@ -91,7 +91,7 @@ def expected_chunk_ids(home: Path) -> set[str]:
 
 
 def test_sigkill_midway_then_rerun_leaves_exactly_the_corpus(isolated_home: Path) -> None:
-    from rag.corpus import load_many
+    from rag.ingest.loaders import load_many
 
     n_papers = len(load_many([FULL_CORPUS]).papers)
     first = IngestProcess(str(FULL_CORPUS))
@@ -131,13 +131,12 @@ def test_sigkill_midway_then_rerun_leaves_exactly_the_corpus(isolated_home: Path
 
 
 def check_store_is_exactly_the_corpus(home: Path, n_papers: int) -> None:
-    from rag.ingest import store_layout
-    from rag.lexical import LexicalIndex, index_dir, store_fingerprint
     from rag.settings import load_settings
-    from rag.store import PaperStore
+    from rag.store.chroma import PaperStore, StoreLayout
+    from rag.store.lexical import LexicalIndex, index_dir, store_fingerprint
 
     settings = load_settings(home=home)
-    store = PaperStore.open(settings, store_layout(settings), create=False)
+    store = PaperStore.open(settings, StoreLayout.for_settings(settings), create=False)
     stored = list(store.iter_chunks(documents=False))
     ids = [chunk.id for chunk in stored]
     assert len(ids) == len(set(ids))
@@ -152,8 +151,8 @@ def check_store_is_exactly_the_corpus(home: Path, n_papers: int) -> None:
     assert len(lexical.table.papers) == n_papers
 
     # The vector index has every sampled chunk: embedding its text again finds it.
-    from rag.chunking import embedding_text
-    from rag.embeddings import make_embedder
+    from rag.embed.factory import make_embedder
+    from rag.records import embedding_text
 
     sample = random.Random(0).sample([c for c in store.iter_chunks() if c.document], 25)
     vectors = make_embedder(settings).embed_documents(

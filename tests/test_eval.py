@@ -7,31 +7,22 @@ import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
-import numpy as np
 import pytest
-from langchain_core.documents import Document
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag.errors import PaperTalkError
-from rag.evaluation import (
-    EvalRun,
-    QAItem,
-    QuestionResult,
+from rag.eval.dataset import QAItem, QuestionResult, load_qa, mode_for
+from rag.eval.metrics import (
     citation_precision,
     citation_recall,
-    eval_json,
     facts_recall,
-    load_qa,
-    markdown_report,
-    mode_for,
     question_score,
-    report_json,
     summarize,
-    worst_results,
-    write_report,
 )
+from rag.eval.report import markdown_report, worst_results, write_report
+from rag.eval.runner import EvalRun, eval_json, report_json
 
 from .conftest import BUNDLED, CAKE_ID, DEV_QA, run_cli
 
@@ -268,7 +259,7 @@ def test_missing_and_empty_qa_files(tmp_path: Path) -> None:
 
 # The baseline --------------------------------------------------------------------------------
 def test_papers_are_stitched_back_from_overlapping_chunks() -> None:
-    from rag.baseline import papers_from_table
+    from rag.eval.baseline import papers_from_table
 
     abstract = "First sentence. Second one here. Third."
     table = SimpleNamespace(
@@ -285,8 +276,8 @@ def test_papers_are_stitched_back_from_overlapping_chunks() -> None:
     ]
 
 
-def test_tutorial_splitter_and_extractive_answer() -> None:
-    from rag.baseline import CorpusPaper, document_id, extractive_answer, split_documents
+def test_tutorial_splitter_and_chunks_as_hits() -> None:
+    from rag.eval.baseline import CorpusPaper, chunks_as_hits, document_id, split_documents
 
     long = " ".join(f"Sentence number {i} talks about things." for i in range(60))
     docs = split_documents([CorpusPaper("p", "Title", long), CorpusPaper("q", "Short", "Tiny.")])
@@ -297,53 +288,73 @@ def test_tutorial_splitter_and_extractive_answer() -> None:
     assert document_id(docs[0]) == document_id(
         split_documents([CorpusPaper("p", "Title", long)])[0]
     )
-    chunks = [Document(page_content="A one. A two."), Document(page_content="A one. B.")]
-    assert extractive_answer(chunks) == "A one."
+    hits = chunks_as_hits([docs[0], docs[-1], docs[1]])
+    assert [h.paper_id for h in hits] == ["p", "q"]  # one hit per paper, in retrieval order
+    assert len(hits[0].passages) == 2
+    assert hits[0].passages[0].text.startswith("Sentence number 0")  # the title is not quoted
+    assert hits[1].passages[0].text == "Tiny."
 
 
-class _FakeStore:
-    def __init__(self, papers: list[str]) -> None:
-        self.papers = papers
+def _baseline(settings, tmp_path: Path, answerer):  # type: ignore[no-untyped-def]
+    from rag.eval.baseline import BaselineRAG, papers_from_table
 
-    def similarity_search(self, query: str, k: int) -> list[Document]:
-        docs = [
-            Document(page_content=f"Paper {p} reports a finding.", metadata={"paper_id": p})
-            for p in self.papers
-        ]
-        return docs[:k]
+    baseline = BaselineRAG.open(settings.with_overrides(home=tmp_path / "bl"), answerer)
+    baseline.sync(papers_from_table(answerer.searcher.lexical.table))
+    return baseline
 
 
-def test_baseline_refuses_only_when_the_llm_says_so() -> None:
-    from rag.baseline import BaselineRAG, BaselineSystem
+def test_baseline_refuses_only_when_the_llm_says_so(bundled_settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from rag.answer.chain import Answerer
+    from rag.eval.baseline import K
 
-    def llm(*replies: str):  # type: ignore[no-untyped-def]
-        model = FakeListChatModel(responses=list(replies))
+    seen: list[str] = []
 
-        def generate(messages: list[Any]):  # type: ignore[no-untyped-def]
-            assert "Use the following pieces of context" in messages[0].content
-            for chunk in model.stream(messages):
-                yield chunk.content
+    class Recorder(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized, messages, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append(messages[0][0].content)
 
-        return generate
-
-    store = _FakeStore(["A", "B", "A", "C", "D"])
-    answered = BaselineRAG(store, None, llm("It finds A."), "fake").answer("q?")
-    assert not answered.refused and answered.papers == ["A", "B", "C"]  # k=4 chunks, 3 papers
+    fake = FakeListChatModel(responses=["It finds A.", "I don't know."], callbacks=[Recorder()])
+    baseline = _baseline(bundled_settings, tmp_path, Answerer(bundled_settings, llm=fake))
+    answered = baseline.answer("How much does Cake reduce time to first token?")
+    assert not answered.refused and CAKE_ID in answered.papers
+    assert len(answered.chunks) == K and len(answered.papers) <= K  # cites what it retrieved
     assert set(answered.timings_ms) == {"retrieve", "first_token", "total"}
-    refused = BaselineRAG(store, None, llm("I don't know."), "fake").answer("q?")
+    assert "Use the following pieces of context" in seen[0]  # the tutorial prompt, one message
+    refused = baseline.answer("How many GPUs did Cake use?")
     assert refused.refused and refused.papers == []
-    flat = SimpleNamespace(embed_documents=lambda texts: np.full((len(texts), 4), 0.5))
-    system = BaselineSystem(BaselineRAG(store, flat, None, "extractive"))
-    res = system.run(item("x", gold=["C"]), "ask")
-    assert res.ranked == ["A", "B", "C", "D"] and res.cited == ["A", "B", "C"]
-    assert res.answer == " ".join(f"Paper {p} reports a finding." for p in "ABC")
-    assert not res.refused
-    assert res.support == ["supported"] * 3 and res.mode == "tutorial"
+
+
+def test_baseline_uses_papertalks_extractive_composer(bundled_settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from rag.answer.chain import Answerer
+    from rag.answer.context import build_context
+    from rag.answer.modes.extractive import compose_extractive
+    from rag.eval.baseline import BaselineSystem, chunks_as_hits
+
+    answerer = Answerer(bundled_settings, llm_spec="extractive")
+    baseline = _baseline(bundled_settings, tmp_path, answerer)
+    question = "How much does Cake reduce time to first token?"
+    asked = QAItem("cake", "factual", question, gold=(CAKE_ID,), facts=("2.6",))
+    res = BaselineSystem(baseline).run(asked, "ask")
+    assert res.ranked[0] == CAKE_ID and res.cited[0] == CAKE_ID
+    assert "2.6" in res.answer and "[1]" in res.answer  # quoted and cited like PaperTalk
+    assert set(res.cited) <= set(res.ranked) and not res.refused and res.mode == "tutorial"
+    assert res.support and set(res.support) <= {"supported", "weak", "unsupported"}
+    # The same composer: the baseline's quote is what PaperTalk's composer makes of its chunks.
+    chunks = baseline.vectorstore.similarity_search(question, k=4)
+    passages = build_context(
+        question,
+        chunks_as_hits(chunks),
+        answerer.weights(),
+        answerer.count_tokens,
+        budget_tokens=max(bundled_settings.context_tokens, 600),
+    )
+    quoted = compose_extractive(passages).split(" [")[0]
+    assert quoted.split(" [")[0] in res.answer
 
 
 def test_baseline_on_a_real_store_with_a_fake_llm(bundled_settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from rag.answer import Answerer
-    from rag.baseline import BaselineRAG, BaselineSystem, papers_from_table
+    from rag.answer.chain import Answerer
+    from rag.eval.baseline import BaselineRAG, BaselineSystem, papers_from_table
 
     answerer = Answerer(
         bundled_settings, llm=FakeListChatModel(responses=["Cake cuts TTFT by 2.6x."] * 3)
@@ -455,8 +466,8 @@ def test_cli_eval_errors_are_one_line(tmp_path: Path) -> None:
 # The CI gate -----------------------------------------------------------------------------------
 def test_quality_gate_on_bundled_corpus(bundled_settings) -> None:  # type: ignore[no-untyped-def]
     """Dev questions whose gold papers are bundled, extractive, ask mode: fails on a regression."""
-    from rag.answer import Answerer
-    from rag.evaluation import PaperTalkSystem, run_system
+    from rag.answer.chain import Answerer
+    from rag.eval.runner import PaperTalkSystem, run_system
 
     if not DEV_QA.exists():
         pytest.skip(f"{DEV_QA} is absent")

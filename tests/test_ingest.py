@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from rag.errors import PaperTalkError
-from rag.ingest import ingest_lock, run_ingest, store_layout
-from rag.lexical import LexicalIndex, index_dir, store_fingerprint
+from rag.ingest.pipeline import ingest_lock, run_ingest
 from rag.settings import Settings
-from rag.store import PaperStore
+from rag.store.chroma import PaperStore, StoreLayout
+from rag.store.lexical import LexicalIndex, index_dir, store_fingerprint
 
 from .conftest import BUNDLED
 
@@ -29,7 +29,7 @@ class CountingEmbedder:
     """Wraps the real embedder and counts what it embeds."""
 
     def __init__(self, settings: Settings) -> None:
-        from rag.embeddings import make_embedder
+        from rag.embed.factory import make_embedder
 
         self.inner = make_embedder(settings)
         self.texts: list[str] = []
@@ -47,7 +47,7 @@ class CountingEmbedder:
 
 
 def _store(settings: Settings) -> PaperStore:
-    return PaperStore.open(settings, store_layout(settings), create=False)
+    return PaperStore.open(settings, StoreLayout.for_settings(settings), create=False)
 
 
 def test_reingest_is_a_noop_and_an_edit_reembeds_one_paper(tmp_path: Path) -> None:
@@ -156,16 +156,19 @@ def test_other_chunk_settings_use_another_collection(tmp_path: Path) -> None:
     settings = Settings()
     run_ingest(settings, [_write(tmp_path / "a.jsonl", _bundled()[:2])], progress=False)
     other = settings.with_overrides(chunk_tokens=100)
-    assert store_layout(other).collection_name != store_layout(settings).collection_name
+    assert (
+        StoreLayout.for_settings(other).collection_name
+        != StoreLayout.for_settings(settings).collection_name
+    )
     with pytest.raises(PaperTalkError, match="other embedding or chunking settings"):
-        PaperStore.open(other, store_layout(other), create=False)
+        PaperStore.open(other, StoreLayout.for_settings(other), create=False)
 
 
 def test_missing_or_stale_lexical_index_is_rebuilt_from_the_store(tmp_path: Path) -> None:
     import shutil
 
-    from rag.lexical import open_lexical_index
-    from rag.retrieval import open_searcher
+    from rag.retrieve.hybrid import open_searcher
+    from rag.store.lexical import open_lexical_index
 
     settings = Settings()
     run_ingest(settings, [_write(tmp_path / "a.jsonl", _bundled())], progress=False)

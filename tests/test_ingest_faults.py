@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.corpus import MAX_ABSTRACT_CHARS, CorpusError, load_papers
 from rag.errors import PaperTalkError
-from rag.ingest import run_ingest, store_layout
+from rag.ingest.loaders import MAX_ABSTRACT_CHARS, CorpusError, load_papers
+from rag.ingest.pipeline import run_ingest
 from rag.settings import Settings
-from rag.store import PaperStore
+from rag.store.chroma import PaperStore, StoreLayout
 
 from .conftest import run_cli
 
@@ -91,7 +91,7 @@ def expected_after(state: dict[str, str], lines: list[str]) -> dict[str, str]:
 
 
 def stored_papers(settings: Settings) -> dict[str, str]:
-    store = PaperStore.open(settings, store_layout(settings), create=False)
+    store = PaperStore.open(settings, StoreLayout.for_settings(settings), create=False)
     papers: dict[str, list[tuple[int, str]]] = {}
     ids = []
     for chunk in store.iter_chunks():
@@ -105,7 +105,7 @@ def stored_papers(settings: Settings) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def embedder(onnx_cache: Path):  # type: ignore[no-untyped-def]
-    from rag.embeddings import make_embedder
+    from rag.embed.factory import make_embedder
 
     return make_embedder(Settings(cache_dir=onnx_cache))
 

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rag.onnx_embedder import OnnxEmbedder, export_onnx, onnx_model_path
+from rag.embed.onnx_export import export_onnx, onnx_model_path
+from rag.embed.onnx_runtime import OnnxEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -252,7 +253,7 @@ def test_query_path_imports_no_torch(fp32: OnnxEmbedder, model_dir: Path, cache_
         import json, sys, time
         from pathlib import Path
         start = time.perf_counter()
-        from rag.onnx_embedder import OnnxEmbedder
+        from rag.embed.onnx_runtime import OnnxEmbedder
         embedder = OnnxEmbedder(Path({str(model_dir)!r}), Path({str(cache_dir)!r}))
         vector = embedder.embed_query("graph neural networks for molecules")
         elapsed = time.perf_counter() - start
@@ -282,7 +283,7 @@ def test_query_path_imports_no_torch(fp32: OnnxEmbedder, model_dir: Path, cache_
 def test_cuda_without_a_gpu_build_is_a_clear_error(tmp_path: Path) -> None:
     import onnxruntime
 
-    from rag.embeddings import make_embedder
+    from rag.embed.factory import make_embedder
     from rag.errors import PaperTalkError
     from rag.settings import Settings
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from rag.answer import Answerer
-from rag.llm import LLMSpec, parse_llm_spec
+from rag.answer.chain import Answerer
+from rag.answer.llm import LLMSpec, parse_llm_spec
 
 from .conftest import CAKE_ID, free_port, llama_server_command, run_cli, running_server
 
@@ -17,7 +17,7 @@ CAKE_Q = "How much does Cake reduce time to first token?"
 
 @pytest.fixture(scope="module")
 def searcher(bundled_home, onnx_cache):  # type: ignore[no-untyped-def]
-    from rag.retrieval import open_searcher
+    from rag.retrieve.hybrid import open_searcher
     from rag.settings import Settings
 
     return open_searcher(Settings(home=bundled_home, cache_dir=onnx_cache))

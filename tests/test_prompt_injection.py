@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from rag.answer import Answer, Answerer
-from rag.context import ContextPassage, Sentence, format_passages
-from rag.injection import (
+from rag.answer.chain import Answerer
+from rag.answer.context import ContextPassage, Sentence, format_passages
+from rag.answer.prompts import render
+from rag.answer.safety import (
     escape_passage_text,
     guard_generated,
     looks_like_injection,
@@ -28,8 +30,7 @@ from rag.injection import (
     safe_title,
     strip_injection,
 )
-from rag.prompts import render
-from rag.records import PaperHit
+from rag.records import Answer, PaperHit
 
 from .conftest import BUNDLED, FULL_CORPUS
 
@@ -150,8 +151,8 @@ QUESTIONS = {
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path):  # type: ignore[no-untyped-def]
     """A store with the injected papers and a few real ones as distractors."""
-    from rag.ingest import run_ingest
-    from rag.retrieval import open_searcher
+    from rag.ingest.pipeline import run_ingest
+    from rag.retrieve.hybrid import open_searcher
     from rag.settings import Settings
 
     root = tmp_path_factory.mktemp("injection")
@@ -170,15 +171,21 @@ def store(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path):  # type: 
 def answerer_for(searcher: Any, spec: str = "extractive", llm: Any = None, **overrides: Any):  # type: ignore[no-untyped-def]
     settings = searcher.settings.with_overrides(**overrides)
     answerer = Answerer(settings, searcher=searcher, llm=llm, llm_spec=spec)
-    answerer.sent = []  # type: ignore[attr-defined]
-    generate = answerer.generate
-
-    def recording(messages: list[Any], **kwargs: Any):  # type: ignore[no-untyped-def]
-        answerer.sent.append(messages)  # type: ignore[attr-defined]
-        yield from generate(messages, **kwargs)
-
-    answerer.generate = recording  # type: ignore[method-assign]
+    recorder = PromptRecorder()
+    # The chain's callbacks see every prompt the model gets (LangChain's own instrumentation).
+    answerer.runnable = answerer.runnable.with_config(callbacks=[recorder])
+    answerer.sent = recorder.sent  # type: ignore[attr-defined]
     return answerer
+
+
+class PromptRecorder(BaseCallbackHandler):
+    """Records the messages of every chat-model call."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[Any]] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.sent.append(list(messages[0]))
 
 
 def assert_clean(answer: Answer) -> None:
@@ -264,7 +271,7 @@ def test_text_about_injection_is_not_flagged(text: str) -> None:
 
 def test_real_abstracts_are_not_flagged() -> None:
     """No false positives on real ICML abstracts (bundled set, plus a slice of the full one)."""
-    from rag.chunking import split_sentences
+    from rag.text.sentences import split_sentences
 
     lines = BUNDLED.read_text().splitlines()
     if FULL_CORPUS.exists():
@@ -319,7 +326,7 @@ def test_prompt_files_enclose_passages() -> None:
 def test_a_prompt_showing_undelimited_passages_is_rejected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import rag.prompts as prompts
+    import rag.answer.prompts as prompts
     from rag.errors import PaperTalkError
 
     (tmp_path / "answer_user.txt").write_text("Passages:\n{passages}\nQuestion: {question}")
@@ -349,7 +356,7 @@ def test_the_output_guard_drops_obeyed_instructions_and_off_topic_sentences() ->
 
 # The answering chain on the injected corpus ----------------------------------------------------
 def test_context_never_contains_the_injections(store) -> None:  # type: ignore[no-untyped-def]
-    from rag.context import build_context
+    from rag.answer.context import build_context
 
     answerer = answerer_for(store)
     for paper_id, (question, _) in QUESTIONS.items():

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
+from rag.answer.refusal import CANNOT_ANSWER
 from rag.errors import StoreError
-from rag.refusal import CANNOT_ANSWER
 from rag.settings import Settings
 
 from .conftest import (
@@ -133,7 +133,7 @@ def chroma_store(
     tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path
 ) -> Iterator[Restartable]:
     """A `chroma run` server holding the bundled corpus (ingested once)."""
-    from rag.ingest import run_ingest
+    from rag.ingest.pipeline import run_ingest
 
     root = tmp_path_factory.mktemp("chroma")
     port = free_port()
@@ -290,7 +290,7 @@ def test_llm_server_hanging_times_out_then_back(
     """A server that accepts the request but never answers (paused): the answer ends with a
     "timed out" error after about the timeout, keeping the retrieved papers; once the server
     runs again the same Answerer answers."""
-    from rag.answer import Answerer
+    from rag.answer.chain import Answerer
 
     settings = bundled_settings.with_overrides(openai_base_url=f"http://127.0.0.1:{llm.port}/v1")
     # A first (short) answer with a generous timeout puts the prompt in the server's KV cache,
@@ -347,8 +347,8 @@ def test_one_process_survives_chroma_stops_and_restarts(
     chroma: Restartable, tmp_path: Path, onnx_cache: Path
 ) -> None:
     """An Answerer (and its searcher) kept across outages: stopped, killed, hung, restarted."""
-    from rag import store
-    from rag.answer import Answerer
+    from rag.answer.chain import Answerer
+    from rag.store import chroma as store
 
     settings = _chroma_settings(chroma, tmp_path / "home", onnx_cache)
     answerer = Answerer(settings)
@@ -392,9 +392,9 @@ def test_a_rebuilt_collection_is_found_again(
 ) -> None:
     """The store behind a running searcher is deleted and ingested again (new collection id):
     the searcher looks its collection up again by name instead of failing forever."""
-    from rag.ingest import run_ingest
-    from rag.retrieval import open_searcher
-    from rag.store import make_client
+    from rag.ingest.pipeline import run_ingest
+    from rag.retrieve.hybrid import open_searcher
+    from rag.store.chroma import make_client
 
     settings = _chroma_settings(chroma, tmp_path / "home", onnx_cache)
     searcher = open_searcher(settings)

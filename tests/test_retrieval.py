@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rag.errors import PaperTalkError
-from rag.retrieval import SearchFilters, open_searcher
+from rag.retrieve.hybrid import SearchFilters, open_searcher
 
 from .conftest import BUNDLED, CAKE_ID, DEV_QA
 
@@ -75,9 +75,9 @@ def test_dev_questions_find_their_papers(searcher) -> None:  # type: ignore[no-u
 def test_langchain_retriever_returns_one_document_per_paper(searcher) -> None:  # type: ignore[no-untyped-def]
     from langchain_core.retrievers import BaseRetriever
 
-    from rag.retrieval import make_retriever
+    from rag.retrieve.retriever import PaperRetriever
 
-    retriever = make_retriever(searcher, k=3)
+    retriever = PaperRetriever(searcher=searcher, k=3)
     assert isinstance(retriever, BaseRetriever)
     docs = retriever.invoke("How much does Cake reduce time to first token?")
     assert len(docs) == 3
@@ -88,7 +88,7 @@ def test_langchain_retriever_returns_one_document_per_paper(searcher) -> None:  
 def test_both_embedding_backends_rank_alike(tmp_path, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     """The reference backend (sentence-transformers) and onnx fp32 rank identically; the int8
     export agrees on the top paper."""
-    from rag.ingest import run_ingest
+    from rag.ingest.pipeline import run_ingest
     from rag.settings import Settings
 
     queries = (

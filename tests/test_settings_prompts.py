@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rag.answer.prompts import PROMPTS_DIR, REQUIRED_PLACEHOLDERS, load_prompt, placeholders
 from rag.errors import PaperTalkError
-from rag.prompts import PROMPTS_DIR, REQUIRED_PLACEHOLDERS, load_prompt, placeholders
 from rag.settings import Settings, load_settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -55,7 +55,7 @@ def test_prompt_files_have_exactly_their_placeholders() -> None:
 
 
 def test_a_broken_prompt_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import rag.prompts as prompts
+    import rag.answer.prompts as prompts
 
     (tmp_path / "answer_user.txt").write_text("Only {question}")
     monkeypatch.setattr(prompts, "PROMPTS_DIR", tmp_path)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.refusal import CANNOT_ANSWER
+from rag.answer.refusal import CANNOT_ANSWER
 
 from .conftest import CAKE_ID, run_cli, serve_ui
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rag.errors import PaperTalkError
-from rag.retrieval import SearchFilters
+from rag.retrieve.hybrid import SearchFilters
 from rag.settings import Settings
 from ui.engine import Engine, make_filters, run_turn
 from ui.session import Conversation

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.ui_load import SUBJECTS, LoadRun, check_run, connect, run_load, workload
-from rag.refusal import CANNOT_ANSWER
+from rag.answer.refusal import CANNOT_ANSWER
 
 from .conftest import serve_ui
 

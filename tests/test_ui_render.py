@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from rag.answer import Answer, AnswerSentence, Citation
-from rag.corpus import Problem
-from rag.ingest import IngestReport
-from rag.records import PaperHit, Passage
-from rag.refusal import CANNOT_ANSWER
+from rag.answer.refusal import CANNOT_ANSWER
+from rag.ingest.loaders import Problem
+from rag.ingest.pipeline import IngestReport
+from rag.records import Answer, AnswerSentence, Citation, PaperHit, Passage
 from ui import render
 from ui.session import Conversation
 

@@ -18,7 +18,8 @@ from typing import Any
 import gradio as gr
 from gradio import utils as gr_utils
 
-from rag.answer import MODES
+from rag.answer.bibtex import bibtex as make_bibtex
+from rag.answer.modes import MODES
 from rag.errors import PaperTalkError
 from rag.settings import Settings
 from ui import render
@@ -246,8 +247,6 @@ def build_app(
             return gr.update(value=path, interactive=True)
 
         def _bibtex_update(conv: Conversation):  # type: ignore[no-untyped-def]
-            from rag.modes import bibtex as make_bibtex
-
             last = conv.last_answer
             if last is None or not last.citations or last.error or conv.turns[-1].failed:
                 return gr.update(value=None, visible=False)

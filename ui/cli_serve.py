@@ -1,7 +1,8 @@
 """`papertalk serve`: the web UI on http://127.0.0.1:7860 (local only unless told otherwise).
 
-Registered by `rag.cli` (it imports this module and calls `register`). gradio is imported only
-when the command runs, so `papertalk --help` stays fast.
+Registered through the `papertalk.commands` entry point (rag never imports ui). gradio is
+imported only when the command runs, on purpose: `import gradio` takes ~7 s and `papertalk
+--help` must stay fast.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import socket
 import sys
 from typing import Any
 
+from rag.answer.llm import check_backend, parse_llm_spec
+from rag.cli.common import settings_from_args
 from rag.errors import PaperTalkError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -76,8 +79,6 @@ def _setting(settings: Any, name: str) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from rag.cli import settings_from_args
-
     args.settings_overrides = {"llm": args.llm, "passages": args.passages}
     settings = settings_from_args(args)
     host = args.host or _setting(settings, "server_host") or DEFAULT_HOST
@@ -96,10 +97,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     check_port_free(host, port)
 
-    from rag.llm import check_backend, parse_llm_spec
-
     check_backend(parse_llm_spec(settings.llm))  # a missing GGUF fails now, not at the 1st ask
-    from ui.app import build_app, launch
+    from ui.app import build_app, launch  # deferred: `import gradio` takes ~7 s
 
     demo = build_app(settings, max_upload_mb=max_upload_mb)
     engine = demo.papertalk_engine  # type: ignore[attr-defined]

@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.answer import MODES, Answerer
+from rag.answer.chain import Answerer
+from rag.answer.llm import EXTRACTIVE, bundled_gguf, parse_llm_spec
+from rag.answer.modes import MODES
 from rag.errors import PaperTalkError
-from rag.ingest import IngestReport, run_ingest
-from rag.llm import EXTRACTIVE, bundled_gguf, parse_llm_spec
-from rag.retrieval import HybridSearcher, SearchFilters, open_searcher
+from rag.ingest.pipeline import IngestReport, run_ingest
+from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
 from rag.settings import Settings
 from ui.session import Conversation, Turn
 

@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from rag.answer import Answer, Citation
-from rag.chunking import split_sentences
-from rag.citations import UNSUPPORTED, WEAK, lexical_containment
-from rag.extractive import EXTRACTIVE_LABEL
-from rag.records import STATUSES, PaperHit
+from rag.answer.citations import UNSUPPORTED, WEAK, lexical_containment
+from rag.answer.modes.extractive import EXTRACTIVE_LABEL
+from rag.records import STATUSES, Answer, Citation, PaperHit
+from rag.text.sentences import split_sentences
 from ui.session import Conversation, Turn
 
 # Characters that are HTML or Markdown syntax, as entities (one pass, so entities stay intact).

@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag.answer import Answer
-from rag.questions import tidy_question
-from rag.records import PaperHit
+from rag.records import Answer, PaperHit
+from rag.text.questions import tidy_question
 
 MAX_TURNS = 50  # older turns are dropped from a session (the page and the follow-up context)
 

@@ -1,0 +1,1 @@
+"""The bundled corpus (package data: `rag.data` in the wheel)."""

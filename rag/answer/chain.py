@@ -1,0 +1,388 @@
+"""The answering chain, as a LangChain runnable.
+
+    question -> [condense] -> retrieve -> context -> (refusal check) -> mode -> generate -> cite
+
+`Answerer(settings).runnable` takes a question (a string, a dict or an `AnswerRequest`) and
+streams `AnswerEvent`s: `retrieved` (the papers), `token` (answer text as it is written) and
+`final` (the cited `Answer`). Each step is a child runnable (`retrieve` calls the
+`PaperRetriever`, `generate` is `ChatPromptTemplate | llm`, `cite` resolves citations), so
+callbacks, tracing and `astream_events` see every step. Defaults are built from settings only
+when nothing is passed: `Answerer(settings, retriever=..., llm=...)` is how tests and users
+plug in their own pieces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import patch_config, run_in_executor
+
+from rag.answer.citations import EmbeddingSimilarity, cite_answer
+from rag.answer.context import ContextPassage, TermWeights, build_context
+from rag.answer.conversation import (
+    Turn,
+    is_about_the_last_paper,
+    is_followup,
+    rewrite_is_faithful,
+    standalone_query,
+)
+from rag.answer.llm import (
+    EXTRACTIVE,
+    check_backend,
+    describe_llm_error,
+    make_chat_model,
+    parse_llm_spec,
+)
+from rag.answer.modes import MODES
+from rag.answer.modes.base import Clock, ModeInput
+from rag.answer.prompts import chat_prompt
+from rag.answer.refusal import check_answerable
+from rag.answer.safety import guard_generated, safe_title, strip_injection
+from rag.embed.base import TokenCounter, resolve_model_dir
+from rag.errors import PaperTalkError
+from rag.records import Answer, AnswerEvent, PaperHit
+from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
+from rag.retrieve.retriever import PaperRetriever, document_to_hit
+from rag.settings import Settings
+from rag.text.questions import clean_question
+from rag.text.sentences import split_sentences
+from rag.text.terms import tokenize
+
+# Compare and summarize read several papers: at least this many are retrieved for them.
+MIN_PAPERS_FOR_OVERVIEWS = 6
+# Extractive answers and overviews quote whole sentences: their context is at least this large.
+MIN_QUOTING_CONTEXT_TOKENS = 600
+CONDENSE_MAX_TOKENS = 48
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    question: str
+    mode: str = "ask"
+    history: tuple[Turn, ...] = ()
+    history_papers: tuple[str, ...] = ()
+    filters: SearchFilters | None = None
+
+    @classmethod
+    def coerce(cls, value: AnswerRequest | Mapping[str, Any] | str) -> AnswerRequest:
+        if isinstance(value, AnswerRequest):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        data = dict(value)
+        data["history"] = tuple(tuple(t) for t in data.get("history", ()))
+        data["history_papers"] = tuple(data.get("history_papers", ()))
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class _Retrieval:
+    question: str
+    query: str
+    mode: str
+    history: tuple[Turn, ...] = ()
+    history_papers: tuple[str, ...] = ()
+    filters: SearchFilters | None = None
+
+
+@dataclass
+class _Citing:
+    result: Answer
+    raw: str
+    passages: Sequence[ContextPassage] = field(default_factory=list)
+
+
+class Answerer:
+    """The answering chain for one settings object: a retriever, an LLM (none for
+    `extractive`), the modes; `runnable` is the chain, `stream` and `answer` call it."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        retriever: PaperRetriever | None = None,
+        searcher: HybridSearcher | None = None,
+        llm: BaseChatModel | None = None,
+        llm_spec: str | None = None,
+    ) -> None:
+        self._settings = settings
+        if retriever is None:
+            retriever = PaperRetriever(
+                searcher=searcher or open_searcher(settings), k=settings.passages
+            )
+        self.retriever = retriever
+        self.searcher: HybridSearcher = retriever.searcher
+        self.spec = parse_llm_spec(llm_spec or settings.llm)
+        if llm is None:
+            check_backend(self.spec)
+        self._llm = llm
+        self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
+        self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
+        # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
+        self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
+            cast(Any, self._events), afunc=cast(Any, self._aevents), name="papertalk"
+        )
+        self._retrieve_step = RunnableLambda(self._retrieve, name="retrieve")
+        self._context_step = RunnableLambda(self._context, name="context")
+        self._cite_step = RunnableLambda(self._cite, name="cite")
+
+    # ModeTools ---------------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def is_extractive(self) -> bool:
+        return self.spec.kind == EXTRACTIVE and self._llm is None
+
+    @property
+    def llm_label(self) -> str:
+        return self.spec.label
+
+    @property
+    def llm(self) -> BaseChatModel | None:
+        if not self._llm_ready:
+            self._llm = make_chat_model(self.spec, self._settings)
+            self._llm_ready = True
+        return self._llm
+
+    def weights(self) -> TermWeights:
+        index = self.searcher.lexical
+        return TermWeights(tokenize, index.df, len(index.table))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.searcher.embedder.embed_documents(list(texts)))
+
+    def abstract_sentences(self, paper_id: str) -> list[str]:
+        """The sentences of a paper's stored abstract; instructions to a model are cut out
+        (they are never quoted in a table or summary)."""
+        sentences: list[str] = []
+        for _, text in self.searcher.lexical.paper_chunks(paper_id):
+            for span in split_sentences(text):
+                sentence = strip_injection(text[span.start : span.end])
+                if sentence and sentence not in sentences:
+                    sentences.append(sentence)
+        return sentences
+
+    def generate(
+        self,
+        prompt: str,
+        values: Mapping[str, str],
+        config: RunnableConfig | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> Iterator[str]:
+        """Stream text from `chat_prompt(prompt) | llm`; backend failures become one-line
+        PaperTalkErrors."""
+        llm: Runnable[Any, Any] | None = self.llm
+        if llm is None:
+            raise PaperTalkError("the extractive backend does not generate text")
+        if max_tokens is not None:
+            bound: dict[str, Any] = {"max_tokens": max_tokens}
+            if self.spec.kind == "openai":  # llama.cpp's server reads only this one
+                bound["extra_body"] = {"max_tokens": max_tokens}
+            llm = llm.bind(**bound)
+        chain = (chat_prompt(prompt) | llm | StrOutputParser()).with_config(run_name="generate")
+        try:
+            for text in chain.stream(dict(values), config):
+                if text:
+                    yield text
+        except PaperTalkError:
+            raise
+        except Exception as exc:
+            raise PaperTalkError(describe_llm_error(self.llm_label, exc)) from exc
+
+    def cite(
+        self,
+        result: Answer,
+        raw: str,
+        passages: Sequence[ContextPassage],
+        config: RunnableConfig | None = None,
+    ) -> None:
+        self._cite_step.invoke(_Citing(result, raw, passages), config)
+
+    def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str:
+        """Generated text without sentences that follow an instruction or are not about the
+        passages or the question (rag/answer/safety.py); empty when nothing is left."""
+        weights = self.weights()
+        shown = [safe_title(p.title) + " " + p.text for p in passages]
+        known = weights.terms(" ".join([*shown, *questions]))
+        return guard_generated(text, weights.terms, known)
+
+    # Calling the chain -------------------------------------------------------------------------
+    def stream(
+        self,
+        question: str,
+        *,
+        mode: str = "ask",
+        history: Sequence[Turn] = (),
+        history_papers: Sequence[str] = (),
+        filters: SearchFilters | None = None,
+        config: RunnableConfig | None = None,
+    ) -> Iterator[AnswerEvent]:
+        request = AnswerRequest(question, mode, tuple(history), tuple(history_papers), filters)
+        return self.runnable.stream(request, config)
+
+    def answer(self, question: str, **kwargs: Any) -> Answer:
+        final = None
+        for event in self.stream(question, **kwargs):
+            if event.kind == "final":
+                final = event.answer
+        assert final is not None
+        return final
+
+    # The chain's body ---------------------------------------------------------------------------
+    def _events(self, request: Any, config: RunnableConfig) -> Iterator[AnswerEvent]:
+        request = AnswerRequest.coerce(request)
+        clock = Clock()
+        question = clean_question(request.question)
+        if request.mode not in MODES:
+            raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+        result = Answer(
+            question, "", request.mode, self.llm_label, False, extractive=self.is_extractive
+        )
+        query = self._retrieval_query(question, request.history, config)
+        result.query = query
+        hits: list[PaperHit] = self._retrieve_step.invoke(
+            _Retrieval(
+                question,
+                query,
+                request.mode,
+                request.history,
+                request.history_papers,
+                request.filters,
+            ),
+            config,
+        )
+        clock.mark("retrieve")
+        yield AnswerEvent("retrieved", hits=hits)
+        passages: list[ContextPassage] = self._context_step.invoke(
+            {"query": query, "hits": hits, "mode": request.mode}, config
+        )
+        inp = ModeInput(question, query, hits, passages, result, clock, config)
+        reason = self._refusal_reason(query, hits, passages, request.mode)
+        if reason is not None:
+            yield inp.refuse(reason)
+            return
+        yield from MODES[request.mode](inp, self)
+
+    async def _aevents(
+        self,
+        request: Any,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForChainRun,
+    ) -> AsyncIterator[AnswerEvent]:
+        # The steps are synchronous (llama.cpp, Chroma, onnxruntime): run them in a worker
+        # thread and relay their events, with callbacks that report to this run.
+        sync_config = patch_config(config, callbacks=run_manager.get_sync().get_child())
+        events = self._events(request, sync_config)
+        while True:
+            event: AnswerEvent | None = await run_in_executor(config, next, events, None)
+            if event is None:
+                return
+            yield event
+
+    def _retrieval_query(
+        self, question: str, history: Sequence[Turn], config: RunnableConfig
+    ) -> str:
+        query = standalone_query(question, history)
+        if history and is_followup(question) and not self.is_extractive and self._settings.condense:
+            condensed = self._condense(question, history, config)
+            if condensed and condensed.lower() != question.lower():
+                query = f"{condensed} {query}"
+        return query
+
+    def _condense(self, question: str, history: Sequence[Turn], config: RunnableConfig) -> str:
+        lines = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in history[-2:])
+        values = {"history": lines, "question": question}
+        try:
+            text = "".join(
+                self.generate("condense", values, config, max_tokens=CONDENSE_MAX_TOKENS)
+            )
+        except PaperTalkError:
+            return ""
+        text = text.strip().splitlines()[0].strip() if text.strip() else ""
+        if not 3 <= len(text) <= 300 or not rewrite_is_faithful(text, question, history[-2:]):
+            return ""
+        return text
+
+    def _search(
+        self, query: str, k: int, filters: SearchFilters | None, config: RunnableConfig
+    ) -> list[PaperHit]:
+        documents = self.retriever.invoke(query, config, k=k, filters=filters)
+        return [document_to_hit(d) for d in documents]
+
+    def _retrieve(self, step: _Retrieval, config: RunnableConfig) -> list[PaperHit]:
+        settings = self._settings
+        k = (
+            settings.passages
+            if step.mode == "ask"
+            else max(settings.passages, MIN_PAPERS_FOR_OVERVIEWS)
+        )
+        hits = self._search(step.query, k, step.filters, config)
+        if step.mode == "compare":
+            named = self.named_papers(step.question)
+            if len(named) >= 2:
+                only = SearchFilters(paper_ids=frozenset(named))
+                return self._search(step.query, len(named), only, config)
+        if step.history and is_followup(step.question):
+            last = step.history[-1:]
+            remembered = list(step.history_papers) or self.named_papers(
+                " ".join(a for _, a in last) + " " + " ".join(q for q, _ in last)
+            )
+            if remembered:
+                only = SearchFilters(paper_ids=frozenset(remembered))
+                boosted = self._search(step.query, len(remembered), only, config)
+                if boosted and len(remembered) == 1 and is_about_the_last_paper(step.question):
+                    return boosted  # other papers' passages would only invite conflation
+                boosted_ids = {h.paper_id for h in boosted}
+                hits = boosted + [h for h in hits if h.paper_id not in boosted_ids]
+                hits = hits[:k]
+        return hits
+
+    def named_papers(self, text: str) -> list[str]:
+        """Papers whose short name (title before ':' or a method name) the text mentions."""
+        return self.searcher.lexical.names.papers_named_in(text)
+
+    def _context(self, step: Mapping[str, Any], config: RunnableConfig) -> list[ContextPassage]:
+        mode = step["mode"]
+        budget = self._settings.context_tokens
+        if self.is_extractive or mode != "ask":
+            budget = max(budget, MIN_QUOTING_CONTEXT_TOKENS)
+        return build_context(
+            step["query"],
+            step["hits"],
+            self.weights(),
+            self.count_tokens,
+            budget_tokens=budget,
+            max_sentences_per_paper=2 if mode == "ask" else 3,
+        )
+
+    def _refusal_reason(
+        self,
+        query: str,
+        hits: Sequence[PaperHit],
+        passages: Sequence[ContextPassage],
+        mode: str,
+    ) -> str | None:
+        if not hits or not passages:
+            return "nothing was retrieved"
+        if max(h.dense_similarity for h in hits) < self._settings.min_similarity:
+            return "no paper is close enough to the question"
+        if mode != "ask":
+            return None
+        verdict = check_answerable(
+            query, passages, self.weights(), min_coverage=self._settings.min_coverage
+        )
+        return None if verdict.answerable else verdict.reason
+
+    def _cite(self, step: _Citing, config: RunnableConfig) -> Answer:
+        cite_answer(step.result, step.raw, step.passages, EmbeddingSimilarity(self.embed))
+        return step.result

@@ -1,0 +1,152 @@
+"""Build the numbered context for the LLM: the most relevant sentences of the retrieved papers.
+
+A 135M-parameter model reads ~200 tokens/s on two cores, so whole abstracts are too slow and too
+distracting. Each retrieved paper contributes its best sentences (scored by IDF-weighted overlap
+with the question, plus the paper's retrieval rank), and the passages stay within a token budget.
+Passage [n] is one paper, so a citation always maps to exactly one paper.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from rag.answer.safety import escape_passage_text, safe_title, strip_injection
+from rag.records import PaperHit
+from rag.text.names import query_names
+from rag.text.sentences import split_sentences
+
+Tokenizer = Callable[[list[str]], list[list[str]]]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    start: int  # offsets in the paper's abstract
+    end: int
+    score: float
+
+
+@dataclass
+class ContextPassage:
+    """Passage [n] given to the LLM: selected sentences of one paper, in abstract order."""
+
+    n: int
+    hit: PaperHit
+    sentences: list[Sentence] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    @property
+    def paper_id(self) -> str:
+        return self.hit.paper_id
+
+    @property
+    def title(self) -> str:
+        return self.hit.title
+
+
+class TermWeights:
+    """IDF weights of stemmed terms, from the lexical index's document frequencies."""
+
+    def __init__(self, tokenize: Tokenizer, df: dict[str, int], n_docs: int) -> None:
+        self.tokenize = tokenize
+        self._df = df
+        self._n = max(1, n_docs)
+
+    def idf(self, term: str) -> float:
+        df = self._df.get(term, 0)
+        return math.log(1 + (self._n - df + 0.5) / (df + 0.5))
+
+    def terms(self, text: str) -> set[str]:
+        return set(self.tokenize([text])[0])
+
+
+def candidate_sentences(hit: PaperHit) -> list[Sentence]:
+    """The sentences of a hit's passages, with offsets in the abstract, deduplicated.
+
+    A sentence that addresses an AI model ("ignore previous instructions…") is cut where the
+    instruction starts, or left out: it is neither context for the LLM nor quotable.
+    """
+    seen: set[tuple[int, int]] = set()
+    out: list[Sentence] = []
+    for passage in hit.passages:
+        for span in split_sentences(passage.text):
+            start, end = passage.start + span.start, passage.start + span.end
+            if (start, end) not in seen:
+                seen.add((start, end))
+                text = strip_injection(passage.text[span.start : span.end])
+                if text:
+                    out.append(Sentence(text, start, start + len(text), 0.0))
+    return out
+
+
+def score_sentences(
+    question: str, hit: PaperHit, weights: TermWeights, *, rank: int
+) -> list[Sentence]:
+    """Sentences of `hit`, scored for `question`, best first."""
+
+    query_terms = weights.terms(question)
+    names = [n.lower() for n in query_names(question)]
+    scored = []
+    for sentence in candidate_sentences(hit):
+        terms = weights.terms(sentence.text)
+        overlap = sum(weights.idf(t) for t in query_terms & terms)
+        # Mild length normalisation: long sentences match more by chance.
+        norm = 1.0 + 0.15 * math.log1p(max(1, len(terms)))
+        # A sentence naming what the question names (a dataset, a model) is worth more.
+        named = sum(1.0 for n in names if n in sentence.text.lower())
+        score = overlap / norm + named - 0.05 * rank
+        scored.append(Sentence(sentence.text, sentence.start, sentence.end, score))
+    scored.sort(key=lambda s: -s.score)
+    return scored
+
+
+def build_context(
+    question: str,
+    hits: Sequence[PaperHit],
+    weights: TermWeights,
+    count_tokens: Callable[[str], int],
+    *,
+    budget_tokens: int,
+    max_sentences_per_paper: int = 2,
+) -> list[ContextPassage]:
+    """Numbered passages (one per paper, in retrieval order) within `budget_tokens`."""
+    passages: list[ContextPassage] = []
+    used = 0
+    per_paper = [score_sentences(question, hit, weights, rank=i) for i, hit in enumerate(hits)]
+    # Round-robin: every paper's best sentence first, then second-best ones while budget lasts.
+    for round_ in range(max_sentences_per_paper):
+        for hit, ranked in zip(hits, per_paper, strict=True):
+            if round_ >= len(ranked):
+                continue
+            sentence = ranked[round_]
+            passage = next((p for p in passages if p.hit is hit), None)
+            cost = count_tokens(sentence.text) + (0 if passage else count_tokens(hit.title) + 4)
+            if used + cost > budget_tokens:
+                continue
+            if round_ > 0 and sentence.score <= 0:
+                continue
+            if passage is None:
+                passage = ContextPassage(len(passages) + 1, hit)
+                passages.append(passage)
+            passage.sentences.append(sentence)
+            used += cost
+    for passage in passages:
+        passage.sentences.sort(key=lambda s: s.start)
+    return passages
+
+
+def format_passages(passages: Sequence[ContextPassage]) -> str:
+    """The passages as the prompt shows them (inside the prompt's `<passages>` block): one line
+    per paper, `[n] "Title": text`. Retrieved text is data: it is escaped (one line, `<`, `>`,
+    `&` as entities), so nothing in an abstract or title can close the block, and a title's
+    instructions to a model are removed. (Per-passage XML elements were tried: the 135M model
+    then found half as many facts in the dev set, so the block is delimited once.)"""
+    return "\n".join(
+        f'[{p.n}] "{escape_passage_text(safe_title(p.title))}": {escape_passage_text(p.text)}'
+        for p in passages
+    )

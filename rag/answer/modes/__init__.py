@@ -1,0 +1,8 @@
+"""Answering modes: one function each, with one signature (`rag.answer.modes.base.Mode`)."""
+
+from __future__ import annotations
+
+from rag.answer.modes import ask, compare, summarize
+from rag.answer.modes.base import Mode
+
+MODES: dict[str, Mode] = {"ask": ask.run, "compare": compare.run, "summarize": summarize.run}

@@ -1,0 +1,62 @@
+"""Ask mode: a short answer to a question, every sentence cited to the passage behind it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from rag.answer.citations import SUPPORTED, WEAK
+from rag.answer.context import format_passages
+from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.extractive import compose_extractive
+from rag.answer.refusal import is_model_refusal
+from rag.errors import PaperTalkError
+from rag.records import AnswerEvent
+
+
+def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    raw = ""
+    if tools.is_extractive:
+        raw = compose_extractive(inp.passages)
+        inp.clock.mark("first_token")
+        yield AnswerEvent("token", text=raw)
+    else:
+        values = {"passages": format_passages(inp.passages), "question": inp.question}
+        try:
+            for piece in tools.generate("answer", values, inp.config):
+                if not raw:
+                    inp.clock.mark("first_token")
+                raw += piece
+                yield AnswerEvent("token", text=piece)
+        except PaperTalkError as exc:
+            yield inp.failed(str(exc))
+            return
+    yield finish(inp, tools, raw)
+
+
+def finish(inp: ModeInput, tools: ModeTools, raw: str) -> AnswerEvent:
+    """Citations, support labels and refusal detection for a generated or extractive text."""
+    result, passages = inp.result, inp.passages
+    if not raw.strip() or (not result.extractive and is_model_refusal(raw)):
+        return inp.refuse("the model found no answer in the passages")
+    raw = strip_echoed_titles(raw, [p.title for p in passages])
+    if not result.extractive:
+        raw = tools.guard(raw, passages, result.question, result.query)
+    tools.cite(result, raw, passages, inp.config)
+    if not result.extractive and not any(s.support in (SUPPORTED, WEAK) for s in result.sentences):
+        # Nothing the model wrote is backed by a passage: quote the passages instead.
+        result.extractive = True
+        result.llm = f"{result.llm} (extractive fallback)"
+        tools.cite(result, compose_extractive(passages), passages, inp.config)
+    if not any(s.citations for s in result.sentences):
+        return inp.refuse("nothing in the answer could be tied to a paper")
+    return inp.final()
+
+
+def strip_echoed_titles(text: str, titles: Sequence[str]) -> str:
+    """Remove passage titles a small model copies into its answer ('[1] "Title": ...'): their
+    punctuation would split sentences and they are not claims."""
+    for title in sorted(set(titles), key=len, reverse=True):
+        if title:
+            text = re.sub(r'["“]?' + re.escape(title) + r'["”]?\s*:?', " ", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()

@@ -1,0 +1,84 @@
+"""Compare mode: a table of the compared papers (problem, approach, setting, key result), every
+cell quoted from its abstract and cited, then a short contrast.
+
+The system builds the table from the abstracts' own sentences; a generative LLM only adds the
+contrast. A 135M model cannot be trusted with tables, and the extractive backend needs none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator, Sequence
+
+from rag.answer.citations import citation_for
+from rag.answer.context import ContextPassage, format_passages
+from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.quotes import COLUMNS, classify, short_title
+from rag.answer.safety import escape_passage_text
+from rag.errors import PaperTalkError
+from rag.records import AnswerEvent, AnswerSentence, PaperHit
+
+
+def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    hits, result = inp.hits, inp.result
+    papers = list(hits[: max(2, min(4, len(hits)))])
+    if len(papers) < 2:
+        yield inp.refuse("fewer than two papers to compare", related=hits)
+        return
+    header = "| paper | " + " | ".join(COLUMNS) + " |"
+    lines = [header, "|" + "---|" * (len(COLUMNS) + 1)]
+    citations = []
+    for ref, hit in enumerate(papers, start=1):
+        cells = classify(tools.abstract_sentences(hit.paper_id))
+        row = [f"{short_title(hit.title)} [{ref}]"]
+        row += [f"{cells[c]} [{ref}]" if c in cells else "—" for c in COLUMNS]
+        lines.append("| " + " | ".join(row) + " |")
+        used = [cells[c] for c in COLUMNS if c in cells]
+        citations.append(citation_for(ref, hit, " ".join(used), supporting=used))
+    table = "\n".join(lines)
+    inp.clock.mark("first_token")
+    yield AnswerEvent("token", text=table + "\n\n")
+    contrast = yield from _contrast(inp, tools, papers)
+    result.citations = citations
+    result.answer = table + ("\n\n" + contrast if contrast else "")
+    for citation in citations:
+        for text in citation.supporting:
+            result.sentences.append(AnswerSentence(text, [citation.n], "supported"))
+    yield inp.final()
+
+
+def _contrast(
+    inp: ModeInput, tools: ModeTools, papers: Sequence[PaperHit]
+) -> Generator[AnswerEvent, None, str]:
+    """A sentence or two of contrast: from the LLM when there is one, else from the table."""
+    names = ", ".join(f"[{i}] {short_title(h.title)}" for i, h in enumerate(papers, start=1))
+    if tools.is_extractive:
+        text = (
+            f"The papers differ in approach: see the rows above for {names}; each cell quotes its "
+            "abstract."
+        )
+        yield AnswerEvent("token", text=text)
+        return text
+    ordered = _renumbered(inp.passages, papers)
+    values = {
+        "passages": format_passages(ordered),
+        "question": inp.question,
+        "papers": escape_passage_text(names),
+    }
+    text = ""
+    try:
+        for piece in tools.generate("compare", values, inp.config):
+            text += piece
+            yield AnswerEvent("token", text=piece)
+    except PaperTalkError as exc:
+        inp.result.error = str(exc)
+    return tools.guard(" ".join(text.split()), ordered, inp.question)
+
+
+def _renumbered(
+    passages: Sequence[ContextPassage], papers: Sequence[PaperHit]
+) -> list[ContextPassage]:
+    """The passages of `papers`, numbered so [i] is the i-th compared paper."""
+    ordered = [p for h in papers for p in passages if p.paper_id == h.paper_id]
+    for i, p in enumerate(ordered, start=1):
+        p.n = i
+    return ordered

@@ -1,0 +1,66 @@
+"""Quoting abstracts for tables and summaries: which sentence states the problem, the approach,
+the setting and the key result of a paper, and short names for papers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rag.answer.safety import safe_title
+
+COLUMNS = ("problem", "approach", "data/setting", "key result")
+_CUES: dict[str, re.Pattern[str]] = {
+    "problem": re.compile(
+        r"\b(challeng|problem|limit|however|remain|lack|suffer|issue|gap|difficult|costly|"
+        r"bottleneck|fail|hinder|constrain|struggl|expensive)",
+        re.I,
+    ),
+    "approach": re.compile(
+        r"\b(we (propose|present|introduce|develop|design|study|analy[sz]e|provide)|this paper|"
+        r"our (method|approach|framework)|framework|introduces|proposes|we show that|called|"
+        r"termed|named)\b",
+        re.I,
+    ),
+    "data/setting": re.compile(
+        r"\b(dataset|benchmark|experiment|evaluat|tasks?|simulat|real-world|synthetic|setting|"
+        r"MNIST|ImageNet|CIFAR|models? (such as|like)|systems?)\b",
+        re.I,
+    ),
+    "key result": re.compile(
+        r"(\d|\b(outperform|improv|achiev|reduc|speed|faster|state-of-the-art|surpass|"
+        r"demonstrat|significant|better|gain|accura))",
+        re.I,
+    ),
+}
+MAX_CELL_WORDS = 28
+
+
+def classify(sentences: Sequence[str]) -> dict[str, str]:
+    """One sentence per column: the first sentence matching the column's cues, unused ones first."""
+    cells: dict[str, str] = {}
+    used: set[int] = set()
+    for column in ("approach", "key result", "problem", "data/setting"):
+        pattern = _CUES[column]
+        candidates = [i for i, s in enumerate(sentences) if pattern.search(s)]
+        if column == "key result":
+            candidates = sorted(candidates, key=lambda i: -i)  # results come late in abstracts
+        if column == "problem" and not candidates and sentences:
+            candidates = [0]
+        choice = next((i for i in candidates if i not in used), None)
+        if choice is None and candidates:
+            choice = candidates[0]
+        if choice is not None:
+            used.add(choice)
+            cells[column] = shorten(sentences[choice])
+    return cells
+
+
+def shorten(sentence: str) -> str:
+    words = sentence.split()
+    text = sentence if len(words) <= MAX_CELL_WORDS else " ".join(words[:MAX_CELL_WORDS]) + " …"
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def short_title(title: str) -> str:
+    head = safe_title(title).partition(":")[0].strip().replace("|", "/")
+    return head if len(head) <= 60 else head[:57] + "…"

@@ -1,0 +1,118 @@
+"""Recognise papers named in text by their short names (e.g. 'D-Fusion', 'LEVIS', 'DreamDPO')."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+
+
+def short_names(title: str) -> list[str]:
+    """Names a paper goes by: the part of its title before ':' when it is short (one to three
+    words), and method-like tokens in the title (CamelCase, acronyms, hyphenated capitals)."""
+    names: list[str] = []
+    head, sep, _ = title.partition(":")
+    if sep and 1 <= len(head.split()) <= 3:
+        names.append(head.strip())
+    for token in re.findall(r"\b[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*\b", title):
+        if token.lower() in _COMMON or len(token) < 3:
+            continue
+        inner_caps = sum(1 for c in token[1:] if c.isupper())
+        if inner_caps >= 1 and token[0].isupper() and token not in names:
+            names.append(token)
+    return [n for n in names if n.isupper() or len(n) > 3 or n[0].isupper()]
+
+
+class NameIndex:
+    """Short names of every paper, looked up by the word sequences of a text (built once)."""
+
+    def __init__(self, papers: Mapping[str, Mapping[str, Any]]) -> None:
+        self._by_words: dict[tuple[str, ...], list[str]] = {}
+        self.longest = 1
+        for paper_id, meta in papers.items():
+            for name in short_names(str(meta.get("title", ""))):
+                words = tuple(w.lower() for w in _TOKEN.findall(name))
+                if words:
+                    self._by_words.setdefault(words, []).append(paper_id)
+                    self.longest = max(self.longest, len(words))
+
+    def papers_named_in(self, text: str) -> list[str]:
+        """Ids of papers whose short name appears in `text` as whole words, in order of mention."""
+        words = [w.lower() for w in _TOKEN.findall(text)]
+        found: list[str] = []
+        for start in range(len(words)):
+            for size in range(self.longest, 0, -1):
+                for paper_id in self._by_words.get(tuple(words[start : start + size]), []):
+                    if paper_id not in found:
+                        found.append(paper_id)
+        return found
+
+
+# Identifier-like words: CamelCase, ACRONYMS, hyphenated names, or a capitalised word that does
+# not open a sentence ("How much does Cake cut ...").
+_NAME = re.compile(
+    r"\b(?:[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"  # CamelCase: DreamDPO, PhySpec
+    r"|[A-Z]{2,}[A-Za-z0-9]*"  # acronyms: FIML, LEVIS
+    r"|[A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"  # D-Fusion, Text-to-3D
+    r"|[A-Za-z0-9]+(?:-[A-Za-z0-9]*[A-Z][A-Za-z0-9]*)+"  # self-LoRA
+    r"|[A-Z][a-z0-9]+\d[A-Za-z0-9]*)\b"  # Llama3
+    r"|(?<=[a-z,;:] )[A-Z][a-z]{2,}\b"  # a capitalised word inside a sentence: Cake
+)
+
+
+_NOT_NAMES = frozenset(
+    "What Which How Why When Where Who Whom Whose Does Do Did Is Are Was Were Can Could Would "
+    "Should The This That These Those And But Also Both Compare Summarize Tell Give List Show "
+    "Explain Describe".split()
+)
+
+
+def query_names(query: str) -> list[str]:
+    """Identifier-like words in the query (candidates for exact-name matching)."""
+    names = (m.group(0) for m in _NAME.finditer(query))
+    return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
+
+
+_METHOD_NAME = r"\**(?P<name>(?=[\w.+-]*[A-Z])[A-Za-z0-9](?:[\w+-]*[\w+])?(?:\.[\w+-]*[\w+])*)\**"
+_AFTER_METHOD_NAME = (
+    r"(?![\w+-])(?=\s*[,:;(]|\s*\.(?:\s|$)|\s*$|\s+(?:which|that|to|for)\b|\s+[-–—]\s)"
+)
+_NOUNS = (
+    r"(?:framework|method|approach|model|algorithm|system|technique|benchmark|dataset|pipeline|"
+    r"architecture|strategy|library|tool|toolkit|paradigm|metric|network|agent|procedure)s?"
+)
+_NAMING = r"(?:called|named|termed|dubbed|coined)"
+_METHOD_PATTERNS = (
+    # "we present X,", "we propose a novel framework, **X**,", "introduces X, a method"
+    re.compile(
+        r"\b(?:present|propose|introduce)s?\s+"
+        rf"(?:(?:a|an|the)\s+(?:[\w-]+\s+){{0,5}}?{_NOUNS}\s*,?\s+)?"
+        rf"(?:{_NAMING}\s+)?{_METHOD_NAME}{_AFTER_METHOD_NAME}",
+        re.IGNORECASE,
+    ),
+    # "called X", "named X"
+    re.compile(rf"\b{_NAMING}\s+{_METHOD_NAME}{_AFTER_METHOD_NAME}"),
+    # "termed Fast Incomplete Multi-view clustering by flexible anchor Learning (FIML)"
+    re.compile(rf"\b{_NAMING}\s+[^.()]{{1,160}}?\s\((?P<name>[A-Za-z0-9][\w+-]*)\)"),
+)
+_NOT_METHOD_NAMES = frozenset(
+    {"a", "an", "the", "this", "that", "these", "our", "we", "it", "its", "in", "to", "two"}
+)
+
+
+def method_name(abstract: str) -> str:
+    """The method name an abstract introduces ("we propose X,", "called X", "termed ... (X)"),
+    the earliest one; empty when it names none."""
+    best: tuple[int, str] | None = None
+    for pattern in _METHOD_PATTERNS:
+        for match in pattern.finditer(abstract):
+            name = match.group("name")
+            if len(name) < 2 or name.lower() in _NOT_METHOD_NAMES or not re.search("[A-Z]", name):
+                continue
+            if best is None or match.start() < best[0]:
+                best = (match.start(), name)
+            break
+    return best[1] if best else ""
