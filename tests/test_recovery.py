@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from bench.common import wait_for_port
 from rag.answer.refusal import CANNOT_ANSWER
 from rag.errors import StoreError
 from rag.settings import Settings
@@ -36,7 +37,6 @@ from .conftest import (
     llama_server_command,
     run_cli,
     running_server,
-    wait_for_port,
 )
 
 pytestmark = pytest.mark.server
