@@ -14,7 +14,7 @@ plug in their own pieces.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -33,6 +33,7 @@ from rag.answer.conversation import (
     rewrite_is_faithful,
     standalone_query,
 )
+from rag.answer.intent import wants_papers, wants_summary
 from rag.answer.llm import (
     EXTRACTIVE,
     check_backend,
@@ -44,6 +45,7 @@ from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.prompts import chat_prompt
 from rag.answer.refusal import check_answerable
+from rag.answer.relevance import CANDIDATES, TopicDecision, judge_papers
 from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
 from rag.errors import PaperTalkError
@@ -51,7 +53,8 @@ from rag.records import Answer, AnswerEvent, PaperHit
 from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
 from rag.retrieve.retriever import PaperRetriever, document_to_hit
 from rag.settings import Settings
-from rag.text.questions import clean_question
+from rag.text.names import query_names
+from rag.text.questions import clean_question, without_venues
 from rag.text.sentences import split_sentences
 from rag.text.terms import tokenize
 
@@ -132,6 +135,7 @@ class Answerer:
         self._retrieve_step = RunnableLambda(self._retrieve, name="retrieve")
         self._context_step = RunnableLambda(self._context, name="context")
         self._cite_step = RunnableLambda(self._cite, name="cite")
+        self._judge_step = RunnableLambda(self._judge, name="judge")
 
     # ModeTools ---------------------------------------------------------------------------------
     @property
@@ -199,6 +203,25 @@ class Answerer:
         except Exception as exc:
             raise PaperTalkError(describe_llm_error(self.llm_label, exc)) from exc
 
+    def judge_papers(
+        self, topic: str, hits: Sequence[PaperHit], config: RunnableConfig | None = None
+    ) -> TopicDecision:
+        result: TopicDecision = self._judge_step.invoke({"topic": topic, "hits": hits}, config)
+        return result
+
+    def _judge(self, step: Mapping[str, Any], config: RunnableConfig) -> TopicDecision:
+        hits: Sequence[PaperHit] = step["hits"]
+        topic = without_venues(step["topic"])
+        similarities = self.searcher.paper_similarities(topic, [h.paper_id for h in hits])
+        return judge_papers(
+            topic,
+            hits,
+            self.weights(),
+            lambda paper_id: " ".join(self.abstract_sentences(paper_id)),
+            similarities,
+            lambda term: self.searcher.lexical.df.get(term, 0),
+        )
+
     def cite(
         self,
         result: Answer,
@@ -245,9 +268,13 @@ class Answerer:
         question = clean_question(request.question)
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
-        result = Answer(
-            question, "", request.mode, self.llm_label, False, extractive=self.is_extractive
-        )
+        mode = request.mode
+        if mode == "ask" and wants_summary(question):
+            mode = "summarize"  # "Summarize the work on X" gets the themed overview
+        elif mode == "ask" and wants_papers(question):
+            mode = "list"  # "Which papers ...?" is answered with every matching paper
+        request = replace(request, mode=mode)
+        result = Answer(question, "", mode, self.llm_label, False, extractive=self.is_extractive)
         query = self._retrieval_query(question, request.history, config)
         result.query = query
         hits: list[PaperHit] = self._retrieve_step.invoke(
@@ -293,6 +320,7 @@ class Answerer:
         self, question: str, history: Sequence[Turn], config: RunnableConfig
     ) -> str:
         query = standalone_query(question, history)
+        query = without_venues(query) or query  # "ICML 2025" names the collection, not a topic
         if history and is_followup(question) and not self.is_extractive and self._settings.condense:
             condensed = self._condense(question, history, config)
             if condensed and condensed.lower() != question.lower():
@@ -326,6 +354,8 @@ class Answerer:
             if step.mode == "ask"
             else max(settings.passages, MIN_PAPERS_FOR_OVERVIEWS)
         )
+        if step.mode in ("list", "summarize"):  # every paper about the topic, not a few
+            k = max(k, CANDIDATES)
         hits = self._search(step.query, k, step.filters, config)
         if step.mode == "compare":
             named = self.named_papers(step.question)
@@ -353,12 +383,20 @@ class Answerer:
 
     def _context(self, step: Mapping[str, Any], config: RunnableConfig) -> list[ContextPassage]:
         mode = step["mode"]
+        hits: list[PaperHit] = list(step["hits"])
+        if mode == "ask":
+            # A question whose every name names a paper is answered from those papers alone.
+            names = query_names(step["query"])
+            named_per_name = [self.named_papers(n) for n in names]
+            if names and all(named_per_name):
+                named = {pid for ids in named_per_name for pid in ids}
+                hits = [h for h in hits if h.paper_id in named] or hits
         budget = self._settings.context_tokens
         if self.is_extractive or mode != "ask":
             budget = max(budget, MIN_QUOTING_CONTEXT_TOKENS)
         return build_context(
             step["query"],
-            step["hits"],
+            hits,
             self.weights(),
             self.count_tokens,
             budget_tokens=budget,
@@ -378,8 +416,13 @@ class Answerer:
             return "no paper is close enough to the question"
         if mode != "ask":
             return None
+        subject = [n for n in query_names(query) if self.named_papers(n)]
         verdict = check_answerable(
-            query, passages, self.weights(), min_coverage=self._settings.min_coverage
+            query,
+            passages,
+            self.weights(),
+            min_coverage=self._settings.min_coverage,
+            subject_names=subject,
         )
         return None if verdict.answerable else verdict.reason
 

@@ -1,12 +1,18 @@
-"""When to say the papers don't answer: one fixed phrase, decided by the system.
+"""When to say the papers don't answer: one fixed phrase, decided by the system, with a reason.
 
-Deterministic gates run before any generation, so every backend refuses alike:
+Deterministic gates run before any generation, so every backend refuses alike. Each is a general
+rule about questions and evidence (no word in this module comes from an evaluation question):
 1. relevance: the best retrieved passage must be similar enough to the question;
-2. specifics: every specific thing the question names (an identifier such as MVDream, ImageNet,
-   GPU, or a number such as 1/255) must appear in the selected passages;
-3. quantities: a question asking for an amount ("how many", "how fast", "what accuracy") needs
-   a passage sentence that states a number next to one of the question's content words;
-4. coverage: the passages must hold a minimum share of the question's content words.
+2. names: every identifier the question names (CamelCase, acronyms, hyphenated names) and every
+   multi-digit number must appear in what was retrieved; a venue with its year ("ICML 2025")
+   names the collection, not a paper, and is not looked for;
+3. the asked-for detail: the phrase after a question word ("what learning rate", "which
+   backbone", "how many GPU-hours") must be stated in the retrieved passages, apart from words
+   that only name the kind of answer (method, number, share, ...);
+4. quantities: a question asking for an amount needs a passage sentence that states one next to
+   the question's own content words (not only the paper's name);
+5. coverage: the passages must hold a minimum share of the question's content words that are
+   not the name of its subject.
 A generative model's own "the papers do not say" also counts as a refusal.
 """
 
@@ -18,32 +24,56 @@ from dataclasses import dataclass
 
 from rag.answer.context import ContextPassage, TermWeights
 from rag.text.names import query_names
+from rag.text.questions import without_venues
+from rag.text.terms import FUNCTION_WORDS
 
 CANNOT_ANSWER = "The retrieved papers do not answer this question."
 
-# Function words and the vocabulary of asking (not of the papers' content).
-_STOPWORDS = frozenset(
-    """a about above after again against all also although am among an and any are as at be
-    because been before being below besides between both but by can could did do does doing done
-    down during each either else ever every few for from further had has have having he her here
-    him his how however i if in into is it its itself just least less let like made make makes many
-    may me might more most much must my neither no nor not now of off often on once one only or
-    other others our out over own per perhaps rather same several shall she should since so some
-    such than that the their them themselves then there these they this those though through thus
-    to too toward towards under until up upon us use used uses using very via was we well were what
-    whatever when where whether which while who whom whose why will with within without would yet
-    you your paper papers method methods approach approaches work works author authors study
-    studies propose proposed proposes describe describes explain explains mean means main idea
-    way ways report reports reported achieve achieves show shows result results find finds found
-    give gives get gets kind type exist exists able help helps allow allows tell talk say says
-    role play plays differ differs difference differences compare compared comparison earlier
-    previous prior instead want deal deals break breaks happen happens keep keeps besides
-    overall particular specific regard regarding respect terms number new""".split()
+# The vocabulary of asking about papers: words every question about a paper may use, which say
+# nothing about what is asked (the English stopwords of the lexical index come on top).
+ASKING_WORDS = frozenset(
+    """paper papers work works study studies author authors propose proposed proposes proposing
+    present presents introduce introduces describe describes explain explain explains compare
+    compared comparison differ differs difference differences summarize summarise tell show shows
+    report reports reported use uses used using also please tackle tackles address addresses
+    build builds built focus focuses investigate investigates explore explores consider
+    considers develop develops concern concerns apply applies applied relate related relating
+    exist exists existing""".split()
+)
+# Words that name the kind of answer a question wants ("which method", "what share"), not its
+# content: the answer need not repeat them.
+ANSWER_KINDS = frozenset(
+    """number numbers amount amounts share fraction percentage percent proportion portion ratio
+    kind kinds type types sort part parts way ways method methods technique techniques approach
+    approaches model models component components dataset datasets benchmark benchmarks metric
+    metrics task tasks tool tools algorithm algorithms framework frameworks architecture
+    strategy strategies mechanism mechanisms idea ideas result results value values thing things
+    aspect aspects step steps stage stages factor factors property properties setting settings
+    size sizes name names one ones main key specific particular exact role roles purpose
+    purposes function functions effect effects impact impacts benefit benefits advantage
+    advantages limitation limitations contribution contributions relationship reason reasons
+    motivation insight insights finding findings goal goals challenge challenges problem
+    problems""".split()
+)
+# The asked-for phrase: at most this many words after the question word (English noun phrases
+# there are short; longer runs reach into the verb); it counts as stated when the retrieved
+# passages hold this IDF-weighted share of its terms.
+PHRASE_WORDS = 3
+PHRASE_COVERAGE = 0.6
+_QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECASE)
+# Words that open a noun phrase: right after a question word they show that the word between
+# was a verb ("what lets the flow ..."), so there is no asked-for phrase.
+_DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
+# Where the asked-for phrase ends: an auxiliary verb, a preposition or a punctuation mark.
+_PHRASE_END = frozenset(
+    """does do did is are was were be been can could has have had will would should may might
+    of in on for to from by with at that which who whom when where while as and or but than
+    per via into about among between through after before during""".split()
 )
 _QUANTITY = re.compile(
-    r"\b(how (many|much|fast|long|large|big|small|often|far|quickly)|by how|"
-    r"what (is|was|are|were) the (number|size|amount|percentage|rate|speed|accuracy|score)|"
-    r"what (percentage|fraction|radius|accuracy|score|error|speed-?up|latency|win rate))\b",
+    r"\b(how (many|much|fast|long|large|big|small|often|far|quickly|well)|by how|to what extent|"
+    r"what (is|was|are|were) the (number|size|amount|percentage|share|fraction|rate|speed)|"
+    r"what (percentage|fraction|share|proportion))\b",
     re.IGNORECASE,
 )
 _NUMBER_IN_QUESTION = re.compile(r"\d+(?:[./]\d+)*")
@@ -62,7 +92,7 @@ _DIGIT = re.compile(
     r"billions?|half|double|twice|triple|\w+fold|seconds?|minutes?|hours?|orders? of magnitude)\b",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 
 @dataclass(frozen=True)
@@ -73,9 +103,48 @@ class Answerability:
 
 
 def content_terms(text: str, weights: TermWeights) -> set[str]:
-    """Stemmed content words of `text` (stopwords and asking-vocabulary removed)."""
-    words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
+    """Stemmed content words of `text` (function words and the vocabulary of asking removed)."""
+    words = [
+        w
+        for w in _WORD.findall(without_venues(text))
+        if w.lower() not in ASKING_WORDS and w.lower() not in FUNCTION_WORDS
+    ]
     return weights.terms(" ".join(words)) if words else set()
+
+
+def asked_phrases(question: str) -> list[str]:
+    """The phrases right after each question word: what the question asks for ("what learning
+    rate does X use" -> "learning rate"), without words that only name the kind of answer."""
+    phrases = []
+    question = without_venues(question)
+    for match in _QUESTION_WORD.finditer(question):
+        words: list[str] = []
+        following = _WORD.findall(question[match.end() : match.end() + 120])
+        if len(following) >= 2 and following[1].lower() in _DETERMINERS:
+            continue  # "what <verb> the ...": the question word is the subject
+        for word in following:
+            lower = word.lower()
+            if lower in _PHRASE_END or lower in ASKING_WORDS or lower in FUNCTION_WORDS:
+                break
+            if len(words) >= PHRASE_WORDS:
+                break
+            if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
+                break
+            words.append(word)
+        if words:
+            phrases.append(" ".join(words))
+    return phrases
+
+
+def subject_terms(names: Sequence[str], weights: TermWeights) -> set[str]:
+    """Terms of the paper names a question uses (its subject, e.g. a method name)."""
+    return set().union(*(weights.terms(n) for n in names))
+
+
+def _all_but_one(asked: set[str], found: set[str]) -> bool:
+    """A phrase of three or more terms with one missing still counts (the last word of a
+    longer phrase is often the verb that follows it)."""
+    return len(asked) >= PHRASE_WORDS and len(asked - found) <= 1
 
 
 def _mentions(name: str, text: str) -> bool:
@@ -89,34 +158,46 @@ def check_answerable(
     weights: TermWeights,
     *,
     min_coverage: float,
+    subject_names: Sequence[str] = (),
 ) -> Answerability:
-    """Whether the selected passages plausibly contain the answer (see module doc)."""
+    """Whether the selected passages plausibly contain the answer (see module doc).
+    `subject_names` are the names in the question that name a paper of the collection."""
     if not passages:
         return Answerability(False, 0.0, "no passages")
+    question = without_venues(question)
     text = " ".join(f"{p.title} {p.text}" for p in passages)
-    # Names are looked up in everything retrieved, not only in the sentences selected.
+    # Names and asked-for details are looked up in everything retrieved, not only in the
+    # sentences selected for the context.
     retrieved = " ".join([text] + [x.text for p in passages for x in p.hit.passages])
     for name in query_names(question):
         if not _mentions(name, retrieved):
-            return Answerability(False, 0.0, f"the passages never mention {name}")
+            return Answerability(False, 0.0, f"the papers never mention {name}")
     for number in _NUMBER_IN_QUESTION.findall(question):
-        if len(number) >= 2 and number not in text:
-            return Answerability(False, 0.0, f"the passages never mention {number}")
-    terms = content_terms(question, weights)
+        if len(number) >= 2 and number not in retrieved:
+            return Answerability(False, 0.0, f"the papers never mention {number}")
+    if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(retrieved):
+        return Answerability(True, 1.0, "code link found")
+    subject = subject_terms(subject_names, weights)
+    retrieved_terms = weights.terms(retrieved)
+    for phrase in asked_phrases(question):
+        asked = weights.terms(phrase) - subject
+        total = sum(weights.idf(t) for t in asked)
+        stated = sum(weights.idf(t) for t in asked if t in retrieved_terms)
+        if total and stated / total < PHRASE_COVERAGE and not _all_but_one(asked, retrieved_terms):
+            return Answerability(False, stated / total, f"the papers do not mention {phrase!r}")
+    terms = content_terms(question, weights) - subject
     text_terms = weights.terms(text)
     total = sum(weights.idf(t) for t in terms)
     covered = sum(weights.idf(t) for t in terms if t in text_terms)
     coverage = covered / total if total else 1.0
-    if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(text):
-        return Answerability(True, coverage, "code link found")
     if coverage < min_coverage:
-        return Answerability(False, coverage, "question terms missing from the passages")
+        return Answerability(False, coverage, "the papers hold too little of what is asked")
     if _QUANTITY.search(question):
         for passage in passages:
             for sentence in passage.sentences:
-                if _DIGIT.search(sentence.text) and weights.terms(sentence.text) & terms:
+                if _DIGIT.search(sentence.text) and (weights.terms(sentence.text) & terms):
                     return Answerability(True, coverage, "quantity found")
-        return Answerability(False, coverage, "no passage states the asked-for quantity")
+        return Answerability(False, coverage, "no passage states the asked-for amount")
     return Answerability(True, coverage, "covered")
 
 

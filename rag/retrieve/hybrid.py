@@ -6,6 +6,7 @@ returns one `Document` per paper.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,22 @@ class HybridSearcher:
                 if names:
                     rankings.append((names, self.settings.name_weight))
         return self._fuse(rankings, k)
+
+    def paper_similarities(self, query: str, paper_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine similarity of the query to each paper: its best chunk, from stored vectors
+        (every paper gets one, not only those among the nearest chunks)."""
+        table = self.lexical.table
+        wanted = set(paper_ids)
+        rows = [i for i, pid in enumerate(table.paper_ids) if pid in wanted]
+        vectors = self.store.vectors([table.ids[i] for i in rows])
+        query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        best: dict[str, float] = {pid: 0.0 for pid in paper_ids}
+        for i in rows:
+            vector = vectors.get(table.ids[i])
+            if vector is not None:
+                pid = table.paper_ids[i]
+                best[pid] = max(best[pid], float(vector @ query_vector))
+        return best
 
     def _rare_name_terms(self, query: str) -> list[list[str]]:
 

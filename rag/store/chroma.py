@@ -270,6 +270,17 @@ class PaperStore:
         distances = result["distances"][0]
         return [(cid, 1.0 - float(d)) for cid, d in zip(ids, distances, strict=True)]
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored embedding of each chunk id (ids not in the store are left out)."""
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), _PAGE):
+            result = self._call(
+                self._collection.get, ids=list(ids[start : start + _PAGE]), include=["embeddings"]
+            )
+            for cid, vector in zip(result["ids"], result["embeddings"], strict=True):
+                out[cid] = np.asarray(vector, dtype=np.float32)
+        return out
+
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run one Chroma operation (a bound method of the collection); failures become
         one-line StoreErrors.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rag.errors import PaperTalkError
 
 MAX_QUESTION_CHARS = 2000
@@ -21,3 +23,13 @@ def clean_question(question: str, *, what: str = "question") -> str:
     if not cleaned:
         raise PaperTalkError(f"empty {what}: ask something about the papers")
     return cleaned
+
+
+# A venue with its year ("ICML 2025", "NeurIPS'24"): it names a collection of papers, not what a
+# question is about.
+_VENUE = re.compile(r"\b[A-Z][A-Za-z]*[A-Z][A-Za-z]*\s?(?:'\d{2}|(?:19|20)\d{2})\b")
+
+
+def without_venues(text: str) -> str:
+    """`text` without venue-and-year mentions ("Which ICML 2025 papers ..." -> "Which papers")."""
+    return " ".join(_VENUE.sub(" ", text).split())

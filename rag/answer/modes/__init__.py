@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from rag.answer.modes import ask, compare, summarize
+from rag.answer.modes import ask, compare, listing, summarize
 from rag.answer.modes.base import Mode
 
-MODES: dict[str, Mode] = {"ask": ask.run, "compare": compare.run, "summarize": summarize.run}
+MODES: dict[str, Mode] = {
+    "ask": ask.run,
+    "list": listing.run,
+    "compare": compare.run,
+    "summarize": summarize.run,
+}

@@ -13,6 +13,7 @@ from langchain_core.runnables import RunnableConfig
 
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.refusal import CANNOT_ANSWER
+from rag.answer.relevance import TopicDecision
 from rag.records import Answer, AnswerEvent, PaperHit
 from rag.settings import Settings
 
@@ -49,6 +50,12 @@ class ModeTools(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def weights(self) -> TermWeights: ...
+
+    def judge_papers(
+        self, topic: str, hits: Sequence[PaperHit], config: RunnableConfig | None
+    ) -> TopicDecision:
+        """Which of `hits` are about `topic` (rag/answer/relevance.py)."""
+        ...
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rag.answer.citations import SUPPORTED, UNSUPPORTED, lexical_containment
 from rag.answer.safety import safe_title
 
 COLUMNS = ("problem", "approach", "data/setting", "key result")
@@ -64,3 +65,8 @@ def shorten(sentence: str) -> str:
 def short_title(title: str) -> str:
     head = safe_title(title).partition(":")[0].strip().replace("|", "/")
     return head if len(head) <= 60 else head[:57] + "…"
+
+
+def quote_support(quote: str, abstract_sentences: Sequence[str]) -> str:
+    """A quoted line's support label, checked: supported when the abstract contains it."""
+    return SUPPORTED if lexical_containment(quote, abstract_sentences) >= 0.95 else UNSUPPORTED

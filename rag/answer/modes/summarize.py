@@ -12,6 +12,7 @@ import numpy as np
 from rag.answer.bibtex import bibtex, format_bibliography
 from rag.answer.citations import citation_for
 from rag.answer.context import TermWeights, format_passages
+from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, short_title
 from rag.answer.safety import safe_title
@@ -20,13 +21,30 @@ from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
 
 # Papers join a theme when their mean cosine similarity to its members is at least this.
 THEME_SIMILARITY = 0.45
+# Papers summarized line by line; further relevant papers are named after them.
+MAX_SUMMARIZED = 12
+# When no paper is about the whole request, this many of the closest papers are summarized.
+CLOSEST = 5
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     result = inp.result
-    relevant = [h for h in inp.hits if h.dense_similarity >= tools.settings.min_similarity]
-    relevant = relevant or list(inp.hits[:1])
-    parts: list[str] = []
+    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config)
+    relevant = decision.relevant
+    if not relevant:
+        # No paper covers the whole request (often several topics at once): summarize the
+        # closest papers, and say so.
+        relevant = decision.closest(CLOSEST, tools.settings.min_similarity)
+        if not relevant:
+            yield inp.refuse(f"no paper is about this ({decision.rule()})")
+            return
+        result.refusal_reason = ""
+        parts_intro = "No paper covers all of this; the closest papers:"
+    else:
+        parts_intro = ""
+    more = relevant[MAX_SUMMARIZED:]
+    relevant = relevant[:MAX_SUMMARIZED]
+    parts: list[str] = [parts_intro] if parts_intro else []
     citations: list[Citation] = []
     ref_of: dict[str, int] = {}
     for theme, members in group_by_theme(tools, relevant):
@@ -46,6 +64,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             for s in supporting:
                 result.sentences.append(AnswerSentence(s, [ref], "supported"))
         parts.append("")
+    if more:
+        parts.append(
+            f"Also about this ({len(more)} more): " + "; ".join(short_title(h.title) for h in more)
+        )
     body = "\n".join(parts).strip()
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=body)

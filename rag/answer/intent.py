@@ -1,0 +1,51 @@
+"""What kind of answer a question wants, from its wording (general English patterns only)."""
+
+from __future__ import annotations
+
+import re
+
+from rag.text.questions import without_venues
+
+# Questions whose answer is a set of papers: "Which papers study X?", "What works use Y?",
+# "List the papers on Z", "Are there papers about W?", "How many papers ...?".
+_LIST = re.compile(
+    r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:papers|works|studies|articles|publications)\b"
+    r"|\b(?:list|name|find|show)\b[^?]*\bpapers\b"
+    r"|\b(?:is|are)\s+there\s+(?:any\s+|an?\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:papers?|works?|studies|articles?)\b"
+    r"|\bhow\s+many\s+(?:[\w-]+\s+){0,2}?(?:papers|works|studies|articles)\b",
+    re.IGNORECASE,
+)
+
+
+def wants_papers(question: str) -> bool:
+    """Whether the question asks for the set of papers about something."""
+    return bool(_LIST.search(without_venues(question)))
+
+
+# Requests for an overview of a body of work: "Summarize the papers on X", "Give an overview of
+# the work on Y", "What has been done on Z?".
+_SUMMARY = re.compile(
+    r"^\s*(?:please\s+)?(?:summari[sz]e|give\s+(?:me\s+)?an?\s+(?:overview|summary)|"
+    r"(?:provide|write)\s+an?\s+(?:overview|summary)|overview\s+of)\b",
+    re.IGNORECASE,
+)
+
+
+def wants_summary(question: str) -> bool:
+    """Whether the question asks for an overview of the work on a topic."""
+    return bool(_SUMMARY.search(question))
+
+
+# A second question joined to the first ("Which papers do X, and how large is Y?"): it asks
+# about each paper found, not which papers to find.
+_SECOND_QUESTION = re.compile(
+    r",?\s+(?:and|but)\s+(?=(?:how|what|which|why|where|when|who|whether|do|does|did|is|are)\b)",
+    re.IGNORECASE,
+)
+
+
+def topic_of(question: str) -> str:
+    """The part of a question that says which papers are meant: without venue mentions and
+    without a second question joined to it."""
+    return _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]

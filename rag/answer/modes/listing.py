@@ -1,0 +1,45 @@
+"""List mode: every paper among a wide candidate set whose abstract is about the question's
+topic (rag/answer/relevance.py), the count, how it was decided, and one cited line per paper:
+the abstract's sentence that best matches the topic, quoted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rag.answer.citations import citation_for
+from rag.answer.context import score_sentences
+from rag.answer.intent import topic_of
+from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.quotes import quote_support, short_title
+from rag.records import AnswerEvent, AnswerSentence
+
+# At most this many papers are listed in the answer (the count covers all of them).
+MAX_LISTED = 25
+
+
+def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config)
+    relevant = decision.relevant
+    if not decision.core:
+        yield inp.refuse("no paper of the collection uses the words of this topic")
+        return
+    if not relevant:
+        yield inp.refuse(f"no paper is about this ({decision.rule()})")
+        return
+    result = inp.result
+    weights = tools.weights()
+    noun = "paper" if len(relevant) == 1 else "papers"
+    lines = [f"{len(relevant)} {noun} of the collection match ({decision.rule()}):"]
+    for ref, hit in enumerate(relevant[:MAX_LISTED], start=1):
+        ranked = score_sentences(inp.question, hit, weights, rank=0)
+        quote = ranked[0].text if ranked else hit.title
+        support = quote_support(quote, tools.abstract_sentences(hit.paper_id))
+        lines.append(f"- {short_title(hit.title)}: {quote} [{ref}]")
+        result.citations.append(citation_for(ref, hit, quote, supporting=[quote]))
+        result.sentences.append(AnswerSentence(quote, [ref], support))
+    if len(relevant) > MAX_LISTED:
+        lines.append(f"(and {len(relevant) - MAX_LISTED} more)")
+    result.answer = "\n".join(lines)
+    inp.clock.mark("first_token")
+    yield AnswerEvent("token", text=result.answer)
+    yield inp.final()

@@ -1,0 +1,94 @@
+"""Which papers are about a topic: a per-paper decision over a wide candidate set, used to list,
+count and summarize papers (not the top few retrieved chunks).
+
+A paper is about the topic when its title and abstract contain one of the topic's most
+distinctive terms (the CORE_TERMS with the highest IDF in the collection; a question often
+explains its topic in other words) and its IDF-weighted coverage of the topic's terms plus the
+cosine similarity of its best chunk to the topic reach a threshold. Terms no abstract uses
+cannot anchor the decision but count against every paper's coverage. Calibrated on
+the `tune` question split (eval/tune.jsonl, list and summary questions), never on `test`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rag.answer.context import TermWeights
+from rag.answer.refusal import content_terms
+from rag.records import PaperHit
+
+# Candidates examined per topic (papers, from hybrid retrieval of the topic).
+CANDIDATES = 40
+# coverage + similarity needed (coverage in [0, 1], cosine of the best chunk).
+THRESHOLD = 0.9
+CORE_TERMS = 2
+
+
+@dataclass(frozen=True)
+class Judgement:
+    hit: PaperHit
+    coverage: float
+    similarity: float
+    has_core: bool
+
+    @property
+    def relevant(self) -> bool:
+        return self.has_core and self.coverage + self.similarity >= THRESHOLD
+
+
+@dataclass(frozen=True)
+class TopicDecision:
+    topic_terms: list[str]
+    core: str  # the most distinctive term the collection uses ("" when there is none)
+    judged: list[Judgement]
+
+    @property
+    def relevant(self) -> list[PaperHit]:
+        return [j.hit for j in self.judged if j.relevant]
+
+    def closest(self, n: int, min_similarity: float) -> list[PaperHit]:
+        """The `n` candidates nearest to the topic (coverage + similarity), at least
+        `min_similarity` similar to it."""
+        ranked = sorted(self.judged, key=lambda j: -(j.coverage + j.similarity))
+        return [j.hit for j in ranked if j.similarity >= min_similarity][:n]
+
+    def rule(self) -> str:
+        """How papers were decided, in words."""
+        return (
+            f"{len(self.judged)} candidate papers examined; a paper counts when its abstract "
+            f"uses the topic's most distinctive words and covers enough of "
+            f"{', '.join(self.topic_terms)}"
+        )
+
+
+def judge_papers(
+    topic: str,
+    hits: Sequence[PaperHit],
+    weights: TermWeights,
+    paper_text: Callable[[str], str],
+    similarities: dict[str, float],
+    document_frequency: Callable[[str], int],
+) -> TopicDecision:
+    """Decide for every candidate whether it is about `topic` (see module doc)."""
+    terms = sorted(content_terms(topic, weights))
+    total = sum(weights.idf(t) for t in terms)
+    by_weight = sorted(terms, key=lambda t: (-weights.idf(t), t))
+    # Anchors come from terms the collection uses: a word no abstract has cannot pick papers
+    # (it still counts in the coverage, against every paper).
+    in_collection = [t for t in by_weight if document_frequency(t) > 0]
+    core = in_collection[0] if in_collection else ""
+    anchors = set(in_collection[:CORE_TERMS])
+    judged = []
+    for hit in hits:
+        paper_terms = weights.terms(f"{hit.title} {paper_text(hit.paper_id)}")
+        covered = sum(weights.idf(t) for t in terms if t in paper_terms)
+        judged.append(
+            Judgement(
+                hit,
+                covered / total if total else 0.0,
+                similarities.get(hit.paper_id, 0.0),
+                bool(anchors & paper_terms),
+            )
+        )
+    return TopicDecision(terms, core, judged)
