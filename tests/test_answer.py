@@ -237,7 +237,8 @@ def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:
     tokens = [e.text for e in events if e.kind == "token"]
     final = events[-1].answer
     assert tokens, "the local model streams tokens"
-    assert final.llm == "local" and final.timings_ms["first_token"] > 0
+    assert final.llm in ("local", "local (extractive fallback)")
+    assert final.timings_ms["first_token"] > 0
     retrieved = {h.paper_id for h in events[0].hits}
     assert {c.paper_id for c in final.citations} <= retrieved
     if not final.refused:

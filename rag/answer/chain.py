@@ -24,7 +24,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
-from rag.answer.citations import EmbeddingSimilarity, cite_answer
+from rag.answer.citations import EmbeddingSimilarity, cite_answer, cite_prose
 from rag.answer.context import ContextPassage, TermWeights, build_context
 from rag.answer.conversation import (
     Turn,
@@ -44,12 +44,12 @@ from rag.answer.llm import (
 from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.prompts import chat_prompt
-from rag.answer.refusal import check_answerable
+from rag.answer.refusal import check_answerable, coverage
 from rag.answer.relevance import CANDIDATES, TopicDecision, judge_papers
 from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
 from rag.errors import PaperTalkError
-from rag.records import Answer, AnswerEvent, PaperHit
+from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
 from rag.retrieve.retriever import PaperRetriever, document_to_hit
 from rag.settings import Settings
@@ -63,6 +63,8 @@ MIN_PAPERS_FOR_OVERVIEWS = 6
 # Extractive answers and overviews quote whole sentences: their context is at least this large.
 MIN_QUOTING_CONTEXT_TOKENS = 600
 CONDENSE_MAX_TOKENS = 48
+# A name shared by more papers than this (a field's acronym, not a method's) identifies none.
+MAX_PAPERS_PER_NAME = 3
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,11 @@ class Answerer:
     ) -> None:
         self._cite_step.invoke(_Citing(result, raw, passages), config)
 
+    def cite_prose(
+        self, raw: str, passages: Sequence[ContextPassage]
+    ) -> tuple[str, list[AnswerSentence]]:
+        return cite_prose(raw, passages, EmbeddingSimilarity(self.embed))
+
     def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str:
         """Generated text without sentences that follow an instruction or are not about the
         passages or the question (rag/answer/safety.py); empty when nothing is left."""
@@ -385,12 +392,19 @@ class Answerer:
         mode = step["mode"]
         hits: list[PaperHit] = list(step["hits"])
         if mode == "ask":
-            # A question whose every name names a paper is answered from those papers alone.
+            # A question whose every name names a paper is answered from those papers alone,
+            # when their abstracts hold what it asks (it may also describe another paper).
             names = query_names(step["query"])
             named_per_name = [self.named_papers(n) for n in names]
-            if names and all(named_per_name):
+            if names and all(0 < len(ids) <= MAX_PAPERS_PER_NAME for ids in named_per_name):
                 named = {pid for ids in named_per_name for pid in ids}
-                hits = [h for h in hits if h.paper_id in named] or hits
+                own = [h for h in hits if h.paper_id in named]
+                text = " ".join(" ".join(self.abstract_sentences(h.paper_id)) for h in own)
+                if own and (
+                    coverage(step["query"], text, self.weights(), names)
+                    >= self._settings.min_coverage
+                ):
+                    hits = own
         budget = self._settings.context_tokens
         if self.is_extractive or mode != "ask":
             budget = max(budget, MIN_QUOTING_CONTEXT_TOKENS)
@@ -416,13 +430,16 @@ class Answerer:
             return "no paper is close enough to the question"
         if mode != "ask":
             return None
-        subject = [n for n in query_names(query) if self.named_papers(n)]
+        subject = [
+            n for n in query_names(query) if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
+        ]
         verdict = check_answerable(
             query,
             passages,
             self.weights(),
             min_coverage=self._settings.min_coverage,
             subject_names=subject,
+            abstracts={p.paper_id: " ".join(self.abstract_sentences(p.paper_id)) for p in passages},
         )
         return None if verdict.answerable else verdict.reason
 

@@ -247,3 +247,24 @@ def cite_answer(
             citation.supporting.append(sentence.text)
     result.citations = [by_ref[r] for r in sorted(by_ref)]
     result.answer = " ".join(render_sentence(s.text, s.citations) for s in result.sentences)
+
+
+def cite_prose(
+    raw: str, passages: Sequence[ContextPassage], similarity: Similarity
+) -> tuple[str, list[AnswerSentence]]:
+    """Generated prose about passages whose numbers already are the answer's references
+    (`passage.n`): markers that point to no passage are dropped, an uncited sentence is
+    attributed to the passage that supports it, every sentence is labelled. Returns the text
+    with its markers rendered and its sentences."""
+    by_number = {p.n: p for p in passages}
+    slots = range(1, max(by_number, default=0) + 1)  # marker n must mean passage number n
+    passage_texts = [
+        [s.text for s in by_number[n].sentences] if n in by_number else [] for n in slots
+    ]
+    papers = [by_number[n].paper_id if n in by_number else "" for n in slots]
+    resolved = resolve_citations(raw, passage_texts, papers, similarity)
+    sentences = [
+        AnswerSentence(cs.text, sorted(n for n in cs.passages if n in by_number), cs.support)
+        for cs in resolved.sentences
+    ]
+    return " ".join(render_sentence(s.text, s.citations) for s in sentences), sentences

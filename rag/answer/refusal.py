@@ -11,15 +11,15 @@ rule about questions and evidence (no word in this module comes from an evaluati
    that only name the kind of answer (method, number, share, ...);
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
    the question's own content words (not only the paper's name);
-5. coverage: the passages must hold a minimum share of the question's content words that are
-   not the name of its subject.
+5. coverage: the retrieved passages of the answering papers must hold a minimum share of the
+   question's content words that are not the name of its subject.
 A generative model's own "the papers do not say" also counts as a refusal.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.answer.context import ContextPassage, TermWeights
@@ -64,6 +64,8 @@ _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECAS
 # Words that open a noun phrase: right after a question word they show that the word between
 # was a verb ("what lets the flow ..."), so there is no asked-for phrase.
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
+# Comparatives and superlatives after "how much/many" ("how much faster") ask for a degree.
+_DEGREE = re.compile(r"[a-z]{3,}(?:er|est)")
 # Where the asked-for phrase ends: an auxiliary verb, a preposition or a punctuation mark.
 _PHRASE_END = frozenset(
     """does do did is are was were be been can could has have had will would should may might
@@ -122,8 +124,11 @@ def asked_phrases(question: str) -> list[str]:
         following = _WORD.findall(question[match.end() : match.end() + 120])
         if len(following) >= 2 and following[1].lower() in _DETERMINERS:
             continue  # "what <verb> the ...": the question word is the subject
+        amount = match.group(1).lower().startswith("how")
         for word in following:
             lower = word.lower()
+            if amount and not words and _DEGREE.fullmatch(lower):
+                break  # "how much faster": a degree, asked for by the quantity gate
             if lower in _PHRASE_END or lower in ASKING_WORDS or lower in FUNCTION_WORDS:
                 break
             if len(words) >= PHRASE_WORDS:
@@ -141,6 +146,17 @@ def subject_terms(names: Sequence[str], weights: TermWeights) -> set[str]:
     return set().union(*(weights.terms(n) for n in names))
 
 
+def coverage(
+    question: str, text: str, weights: TermWeights, subject_names: Sequence[str] = ()
+) -> float:
+    """IDF-weighted share of the question's content terms (its subject's name aside) that
+    `text` holds (1.0 for a question without such terms)."""
+    terms = content_terms(question, weights) - subject_terms(subject_names, weights)
+    text_terms = weights.terms(text)
+    total = sum(weights.idf(t) for t in terms)
+    return sum(weights.idf(t) for t in terms if t in text_terms) / total if total else 1.0
+
+
 def _all_but_one(asked: set[str], found: set[str]) -> bool:
     """A phrase of three or more terms with one missing still counts (the last word of a
     longer phrase is often the verb that follows it)."""
@@ -148,8 +164,15 @@ def _all_but_one(asked: set[str], found: set[str]) -> bool:
 
 
 def _mentions(name: str, text: str) -> bool:
+    """Whether `text` names `name` (a plural -s aside; a hyphenated name may be written with
+    spaces or other hyphens: every part must occur as a word)."""
     variants = {name, name.rstrip("s")} if len(name) > 3 else {name}
-    return any(re.search(rf"(?<![\w]){re.escape(v)}", text, re.IGNORECASE) for v in variants)
+    if any(re.search(rf"(?<![\w]){re.escape(v)}", text, re.IGNORECASE) for v in variants):
+        return True
+    parts = [p for p in name.split("-") if p]
+    return len(parts) > 1 and all(
+        re.search(rf"(?<![\w]){re.escape(p)}(?![\w])", text, re.IGNORECASE) for p in parts
+    )
 
 
 def check_answerable(
@@ -159,9 +182,11 @@ def check_answerable(
     *,
     min_coverage: float,
     subject_names: Sequence[str] = (),
+    abstracts: Mapping[str, str] | None = None,
 ) -> Answerability:
     """Whether the selected passages plausibly contain the answer (see module doc).
-    `subject_names` are the names in the question that name a paper of the collection."""
+    `subject_names` are the names in the question that name a paper of the collection;
+    `abstracts` (paper id -> text) lets the checks read the passages' whole abstracts."""
     if not passages:
         return Answerability(False, 0.0, "no passages")
     question = without_venues(question)
@@ -169,6 +194,8 @@ def check_answerable(
     # Names and asked-for details are looked up in everything retrieved, not only in the
     # sentences selected for the context.
     retrieved = " ".join([text] + [x.text for p in passages for x in p.hit.passages])
+    if abstracts:
+        retrieved += " " + " ".join(abstracts.get(p.paper_id, "") for p in passages)
     for name in query_names(question):
         if not _mentions(name, retrieved):
             return Answerability(False, 0.0, f"the papers never mention {name}")
@@ -186,19 +213,16 @@ def check_answerable(
         if total and stated / total < PHRASE_COVERAGE and not _all_but_one(asked, retrieved_terms):
             return Answerability(False, stated / total, f"the papers do not mention {phrase!r}")
     terms = content_terms(question, weights) - subject
-    text_terms = weights.terms(text)
-    total = sum(weights.idf(t) for t in terms)
-    covered = sum(weights.idf(t) for t in terms if t in text_terms)
-    coverage = covered / total if total else 1.0
-    if coverage < min_coverage:
-        return Answerability(False, coverage, "the papers hold too little of what is asked")
+    covered = coverage(question, retrieved, weights, subject_names)
+    if covered < min_coverage:
+        return Answerability(False, covered, "the papers hold too little of what is asked")
     if _QUANTITY.search(question):
         for passage in passages:
             for sentence in passage.sentences:
                 if _DIGIT.search(sentence.text) and (weights.terms(sentence.text) & terms):
-                    return Answerability(True, coverage, "quantity found")
-        return Answerability(False, coverage, "no passage states the asked-for amount")
-    return Answerability(True, coverage, "covered")
+                    return Answerability(True, covered, "quantity found")
+        return Answerability(False, covered, "no passage states the asked-for amount")
+    return Answerability(True, covered, "covered")
 
 
 def is_model_refusal(text: str) -> bool:

@@ -112,7 +112,10 @@ class LexicalIndex:
     @cached_property
     def names(self) -> NameIndex:
         """Short names of the papers (built on first use)."""
-        return NameIndex(self.table.papers)
+        abstracts = {
+            pid: " ".join(text for _, text in self.paper_chunks(pid)) for pid in self.table.papers
+        }
+        return NameIndex(self.table.papers, abstracts)
 
     def paper_chunks(self, paper_id: str) -> list[tuple[int, str]]:
         """(offset in the abstract, text) of each stored chunk of a paper, in abstract order."""

@@ -8,6 +8,8 @@ from typing import Any
 
 _COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+# A title with more capital letters than this share is written in capitals throughout.
+ALL_CAPS_SHARE = 0.6
 
 
 def short_names(title: str) -> list[str]:
@@ -17,6 +19,9 @@ def short_names(title: str) -> list[str]:
     head, sep, _ = title.partition(":")
     if sep and 1 <= len(head.split()) <= 3:
         names.append(head.strip())
+    letters = [c for c in title if c.isalpha()]
+    if letters and sum(c.isupper() for c in letters) > ALL_CAPS_SHARE * len(letters):
+        return names  # an all-capitals title: its words are not acronyms
     for token in re.findall(r"\b[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*\b", title):
         if token.lower() in _COMMON or len(token) < 3:
             continue
@@ -27,13 +32,21 @@ def short_names(title: str) -> list[str]:
 
 
 class NameIndex:
-    """Short names of every paper, looked up by the word sequences of a text (built once)."""
+    """Short names of every paper, looked up by the word sequences of a text (built once): from
+    its title, and the method name its abstract introduces ("we propose Cake, ...")."""
 
-    def __init__(self, papers: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(
+        self, papers: Mapping[str, Mapping[str, Any]], abstracts: Mapping[str, str] | None = None
+    ) -> None:
         self._by_words: dict[tuple[str, ...], list[str]] = {}
         self.longest = 1
+        abstracts = abstracts or {}
         for paper_id, meta in papers.items():
-            for name in short_names(str(meta.get("title", ""))):
+            names = short_names(str(meta.get("title", "")))
+            introduced = method_name(abstracts.get(paper_id, ""))
+            if introduced and introduced not in names:
+                names.append(introduced)
+            for name in names:
                 words = tuple(w.lower() for w in _TOKEN.findall(name))
                 if words:
                     self._by_words.setdefault(words, []).append(paper_id)
@@ -54,10 +67,10 @@ class NameIndex:
 # Identifier-like words: CamelCase, ACRONYMS, hyphenated names, or a capitalised word that does
 # not open a sentence ("How much does Cake cut ...").
 _NAME = re.compile(
-    r"\b(?:[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"  # CamelCase: DreamDPO, PhySpec
-    r"|[A-Z]{2,}[A-Za-z0-9]*"  # acronyms: FIML, LEVIS
-    r"|[A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"  # D-Fusion, Text-to-3D
+    r"\b(?:[A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"  # D-Fusion, PDE-Controller
     r"|[A-Za-z0-9]+(?:-[A-Za-z0-9]*[A-Z][A-Za-z0-9]*)+"  # self-LoRA
+    r"|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"  # CamelCase: DreamDPO, PhySpec
+    r"|[A-Z]{2,}[A-Za-z0-9]*"  # acronyms: FIML, LEVIS
     r"|[A-Z][a-z0-9]+\d[A-Za-z0-9]*)\b"  # Llama3
     r"|(?<=[a-z,;:] )[A-Z][a-z]{2,}\b"  # a capitalised word inside a sentence: Cake
 )

@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.refusal import CANNOT_ANSWER
 from rag.answer.relevance import TopicDecision
-from rag.records import Answer, AnswerEvent, PaperHit
+from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
 from rag.settings import Settings
 
 
@@ -41,6 +41,12 @@ class ModeTools(Protocol):
         config: RunnableConfig | None,
     ) -> None:
         """Fill `result`'s sentences, citations and text from `raw` (with [n] markers)."""
+        ...
+
+    def cite_prose(
+        self, raw: str, passages: Sequence[ContextPassage]
+    ) -> tuple[str, list[AnswerSentence]]:
+        """Prose whose [n] are reference numbers (`passage.n`): checked and labelled."""
         ...
 
     def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str: ...

@@ -12,10 +12,13 @@ from collections.abc import Generator, Iterator, Sequence
 from rag.answer.citations import citation_for
 from rag.answer.context import ContextPassage, format_passages
 from rag.answer.modes.base import ModeInput, ModeTools
-from rag.answer.modes.quotes import COLUMNS, classify, short_title
+from rag.answer.modes.quotes import COLUMNS, classify, quote_support, short_title
 from rag.answer.safety import escape_passage_text
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
+
+# Paper names in the table's first column are cut at a word within this many characters.
+NAME_CHARS = 32
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
@@ -28,21 +31,21 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     lines = [header, "|" + "---|" * (len(COLUMNS) + 1)]
     citations = []
     for ref, hit in enumerate(papers, start=1):
-        cells = classify(tools.abstract_sentences(hit.paper_id))
-        row = [f"{short_title(hit.title)} [{ref}]"]
+        abstract = tools.abstract_sentences(hit.paper_id)
+        cells = classify(abstract)
+        row = [f"{short_title(hit.title, NAME_CHARS)} [{ref}]"]
         row += [f"{cells[c]} [{ref}]" if c in cells else "—" for c in COLUMNS]
         lines.append("| " + " | ".join(row) + " |")
         used = [cells[c] for c in COLUMNS if c in cells]
         citations.append(citation_for(ref, hit, " ".join(used), supporting=used))
+        # Each cell is a quotation: its label comes from checking it against the abstract.
+        result.sentences += [AnswerSentence(q, [ref], quote_support(q, abstract)) for q in used]
     table = "\n".join(lines)
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=table + "\n\n")
     contrast = yield from _contrast(inp, tools, papers)
     result.citations = citations
     result.answer = table + ("\n\n" + contrast if contrast else "")
-    for citation in citations:
-        for text in citation.supporting:
-            result.sentences.append(AnswerSentence(text, [citation.n], "supported"))
     yield inp.final()
 
 
@@ -71,7 +74,13 @@ def _contrast(
             yield AnswerEvent("token", text=piece)
     except PaperTalkError as exc:
         inp.result.error = str(exc)
-    return tools.guard(" ".join(text.split()), ordered, inp.question)
+    guarded = tools.guard(" ".join(text.split()), ordered, inp.question)
+    if not guarded:
+        return ""
+    # The prose is checked like any answer: markers to no paper dropped, sentences labelled.
+    checked, sentences = tools.cite_prose(guarded, ordered)
+    inp.result.sentences += sentences
+    return checked
 
 
 def _renumbered(

@@ -24,7 +24,7 @@ _CUES: dict[str, re.Pattern[str]] = {
     ),
     "data/setting": re.compile(
         r"\b(dataset|benchmark|experiment|evaluat|tasks?|simulat|real-world|synthetic|setting|"
-        r"MNIST|ImageNet|CIFAR|models? (such as|like)|systems?)\b",
+        r"models? (such as|like)|systems?)\b",
         re.I,
     ),
     "key result": re.compile(
@@ -37,7 +37,8 @@ MAX_CELL_WORDS = 28
 
 
 def classify(sentences: Sequence[str]) -> dict[str, str]:
-    """One sentence per column: the first sentence matching the column's cues, unused ones first."""
+    """One sentence per column: the first unused sentence matching the column's cues (a
+    sentence fills one cell at most; a column without one stays empty)."""
     cells: dict[str, str] = {}
     used: set[int] = set()
     for column in ("approach", "key result", "problem", "data/setting"):
@@ -48,8 +49,6 @@ def classify(sentences: Sequence[str]) -> dict[str, str]:
         if column == "problem" and not candidates and sentences:
             candidates = [0]
         choice = next((i for i in candidates if i not in used), None)
-        if choice is None and candidates:
-            choice = candidates[0]
         if choice is not None:
             used.add(choice)
             cells[column] = shorten(sentences[choice])
@@ -62,9 +61,12 @@ def shorten(sentence: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def short_title(title: str) -> str:
+def short_title(title: str, limit: int = 60) -> str:
+    """The title before its colon, cut at a word boundary within `limit` characters."""
     head = safe_title(title).partition(":")[0].strip().replace("|", "/")
-    return head if len(head) <= 60 else head[:57] + "…"
+    if len(head) <= limit:
+        return head
+    return head[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:-–") + "…"
 
 
 def quote_support(quote: str, abstract_sentences: Sequence[str]) -> str:

@@ -14,7 +14,7 @@ from rag.answer.citations import citation_for
 from rag.answer.context import TermWeights, format_passages
 from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools
-from rag.answer.modes.quotes import classify, short_title
+from rag.answer.modes.quotes import classify, quote_support, short_title
 from rag.answer.safety import safe_title
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
@@ -61,8 +61,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             parts.append(text)
             supporting = [line] + ([result_line] if result_line and result_line != line else [])
             citations.append(citation_for(ref, hit, " ".join(supporting), supporting=supporting))
-            for s in supporting:
-                result.sentences.append(AnswerSentence(s, [ref], "supported"))
+            for quote in supporting:  # labelled by checking the quote against the abstract
+                result.sentences.append(
+                    AnswerSentence(quote, [ref], quote_support(quote, sentences))
+                )
         parts.append("")
     if more:
         parts.append(
@@ -85,6 +87,9 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         except PaperTalkError as exc:
             result.error = str(exc)
         overview = tools.guard(" ".join(overview.split()), ordered, inp.question)
+        if overview:
+            overview, checked = tools.cite_prose(overview, ordered)
+            result.sentences += checked
     result.citations = citations
     result.answer = "\n\n".join(x for x in (body, overview, format_bibliography(citations)) if x)
     result.bibtex = bibtex(citations)
