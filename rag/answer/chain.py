@@ -433,13 +433,16 @@ class Answerer:
         subject = [
             n for n in query_names(query) if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
         ]
+        subject_papers = list(dict.fromkeys(p for n in subject for p in self.named_papers(n)))
+        known = {p.paper_id for p in passages} | set(subject_papers)
         verdict = check_answerable(
             query,
             passages,
             self.weights(),
             min_coverage=self._settings.min_coverage,
             subject_names=subject,
-            abstracts={p.paper_id: " ".join(self.abstract_sentences(p.paper_id)) for p in passages},
+            abstracts={pid: " ".join(self.abstract_sentences(pid)) for pid in known},
+            subject_papers=subject_papers,
         )
         return None if verdict.answerable else verdict.reason
 

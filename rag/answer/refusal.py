@@ -183,10 +183,13 @@ def check_answerable(
     min_coverage: float,
     subject_names: Sequence[str] = (),
     abstracts: Mapping[str, str] | None = None,
+    subject_papers: Sequence[str] = (),
 ) -> Answerability:
     """Whether the selected passages plausibly contain the answer (see module doc).
     `subject_names` are the names in the question that name a paper of the collection;
-    `abstracts` (paper id -> text) lets the checks read the passages' whole abstracts."""
+    `abstracts` (paper id -> text) lets the checks read the passages' whole abstracts;
+    `subject_papers` are the papers those names name: a detail asked about a named paper must
+    be stated by that paper, not by another one."""
     if not passages:
         return Answerability(False, 0.0, "no passages")
     question = without_venues(question)
@@ -206,11 +209,13 @@ def check_answerable(
         return Answerability(True, 1.0, "code link found")
     subject = subject_terms(subject_names, weights)
     retrieved_terms = weights.terms(retrieved)
+    subject_text = " ".join((abstracts or {}).get(pid, "") for pid in subject_papers).strip()
+    stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
     for phrase in asked_phrases(question):
         asked = weights.terms(phrase) - subject
         total = sum(weights.idf(t) for t in asked)
-        stated = sum(weights.idf(t) for t in asked if t in retrieved_terms)
-        if total and stated / total < PHRASE_COVERAGE and not _all_but_one(asked, retrieved_terms):
+        stated = sum(weights.idf(t) for t in asked if t in stated_terms)
+        if total and stated / total < PHRASE_COVERAGE and not _all_but_one(asked, stated_terms):
             return Answerability(False, stated / total, f"the papers do not mention {phrase!r}")
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)

@@ -1,0 +1,187 @@
+"""Answers that hold on questions nobody has seen: refusals with reasons from general rules,
+every matching paper for "which papers" questions, citations to the named paper only, compare
+and summary text checked like any answer. Real bundled store and models; a scripted chat model
+only where the test is about what the system does with a model's text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from rag.answer.chain import Answerer
+from rag.answer.intent import topic_of, wants_papers, wants_summary
+from rag.answer.modes.quotes import classify, quote_support
+from rag.answer.refusal import CANNOT_ANSWER, asked_phrases
+from rag.text.names import NameIndex, query_names
+from rag.text.questions import without_venues
+
+from .conftest import CAKE_ID
+
+DFUSION_ID = "WVlEwFiDGH"
+DREAMDPO_ID = "WIIfdh0GJu"
+CAKE_HISTORY = [("How much does Cake cut time to first token?", "A 2.6x reduction [1].")]
+
+
+@pytest.fixture(scope="module")
+def answerer(bundled_home, onnx_cache) -> Answerer:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    return Answerer(Settings(home=bundled_home, cache_dir=onnx_cache), llm_spec="extractive")
+
+
+def scripted(answerer: Answerer, reply: str) -> Answerer:
+    return Answerer(
+        answerer.settings, searcher=answerer.searcher, llm=FakeListChatModel(responses=[reply] * 4)
+    )
+
+
+# Question analysis (pure) ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        ("What learning rate does X use?", ["learning rate"]),
+        ("Which optimizer and batch size did they pick?", ["optimizer"]),
+        ("Which technique does X rely on?", []),  # the kind of answer, not its content
+        ("What makes the model robust?", []),  # 'what' is the subject: no asked-for phrase
+        ("How much faster is X than Y?", []),  # a degree: the quantity gate asks for it
+        ("How many GPU hours does training take?", ["GPU hours"]),
+        ("Which NeurIPS 2024 method wins?", []),
+    ],
+)
+def test_asked_phrases(question: str, phrases: list[str]) -> None:
+    assert asked_phrases(question) == phrases
+
+
+def test_venue_mentions_are_context_not_names() -> None:
+    assert without_venues("Which ICML 2025 papers use NeurIPS'24 data?") == "Which papers use data?"
+    assert query_names(without_venues("Does the ICML 2025 paper on LEVIS scale?")) == ["LEVIS"]
+
+
+@pytest.mark.parametrize(
+    ("question", "papers", "summary"),
+    [
+        ("Which papers study protein folding?", True, False),
+        ("What works use graph transformers for weather?", True, False),
+        ("Are there any papers on federated unlearning?", True, False),
+        ("How many papers work on protein design?", True, False),
+        ("List the papers about mixture of experts", True, False),
+        ("Which paper introduces LEVIS?", False, False),
+        ("What does LEVIS verify?", False, False),
+        ("Summarize the work on causal discovery", False, True),
+        ("Give me an overview of the diffusion alignment papers", False, True),
+    ],
+)
+def test_what_kind_of_answer_a_question_wants(question: str, papers: bool, summary: bool) -> None:
+    assert wants_papers(question) is papers
+    assert wants_summary(question) is summary
+
+
+def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:
+    question = "Which ICML 2025 papers study grokking, and what do they measure?"
+    assert topic_of(question) == "Which papers study grokking"
+
+
+def test_names_from_abstracts_and_all_capital_titles() -> None:
+    papers = {
+        "a": {"title": "Compute or Load KV Cache? Why Not Both?"},
+        "b": {"title": "SCALING LAWS USING RANDOM GRAPHS"},
+    }
+    abstracts = {"a": "We present Cake, a novel KV cache loading system.", "b": "We study laws."}
+    index = NameIndex(papers, abstracts)
+    assert index.papers_named_in("How fast is Cake?") == ["a"]
+    assert index.papers_named_in("Which models are trained using graphs?") == []
+
+
+def test_cells_are_distinct_quotes_and_a_quote_not_in_the_abstract_is_unsupported() -> None:
+    sentences = ["Training is costly.", "We propose Foo, a method.", "Foo improves accuracy by 3%."]
+    cells = classify(sentences)
+    assert len(set(cells.values())) == len(cells)
+    assert quote_support(sentences[1], sentences) == "supported"
+    assert quote_support("Foo cures every disease.", sentences) == "unsupported"
+
+
+# Refusals -----------------------------------------------------------------------------------------
+def test_a_detail_the_abstract_does_not_state_is_refused_with_a_reason(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("What learning rate does Cake use?")
+    assert answer.refused and answer.answer == CANNOT_ANSWER
+    assert "learning rate" in answer.refusal_reason
+    assert answer.to_json()["refusal_reason"] == answer.refusal_reason
+
+
+def test_a_question_naming_the_venue_is_answered(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer(
+        "Which ICML 2025 paper introduces Cake, and how much does it cut time to first token?"
+    )
+    assert not answer.refused, answer.refusal_reason
+    assert "2.6" in answer.answer and answer.cited_paper_ids == [CAKE_ID]
+
+
+def test_a_follow_up_asking_how_much_faster_is_answered(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer(
+        "How much faster is it than compute-only prefill?", history=CAKE_HISTORY
+    )
+    assert not answer.refused, answer.refusal_reason
+    assert "2.6" in answer.answer and answer.cited_paper_ids == [CAKE_ID]
+
+
+def test_a_question_naming_a_paper_cites_that_paper_only(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("How much does Cake reduce time to first token?")
+    assert answer.cited_paper_ids == [CAKE_ID]
+
+
+# Which papers -------------------------------------------------------------------------------------
+def test_which_papers_lists_every_matching_paper_with_a_count(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("Which ICML 2025 papers use direct preference optimization?")
+    assert answer.mode == "list" and not answer.refused
+    cited = answer.cited_paper_ids
+    assert {DFUSION_ID, DREAMDPO_ID} <= set(cited)
+    first, *lines = answer.answer.splitlines()
+    assert first.startswith(f"{len(cited)} papers") and "candidate papers examined" in first
+    assert len(lines) == len(cited)
+    assert all(re.search(rf"\[{n}\]$", line) for n, line in enumerate(lines, start=1))
+    assert all(s.support == "supported" for s in answer.sentences)
+
+
+def test_which_papers_on_an_absent_topic_is_refused_with_a_reason(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("Which papers study sign language translation from video?")
+    assert answer.refused and answer.refusal_reason and answer.citations == []
+
+
+# Compare and summarize -----------------------------------------------------------------------
+def _markers(text: str) -> set[int]:
+    return {int(n) for n in re.findall(r"\[(\d+)\]", text)}
+
+
+def test_compare_prose_is_checked_and_limited_to_the_named_papers(answerer) -> None:  # type: ignore[no-untyped-def]
+    model = scripted(
+        answerer, "D-Fusion builds aligned samples [2]. DreamDPO ranks 3D pairs [1]. See [7]."
+    )
+    answer = model.answer("Compare D-Fusion and DreamDPO", mode="compare")
+    assert set(answer.cited_paper_ids) == {DFUSION_ID, DREAMDPO_ID}
+    assert _markers(answer.answer) <= {1, 2}  # [7] points to no paper: dropped
+    cells = [s.text for s in answer.sentences if s.citations and "|" not in s.text]
+    quoted = [c.supporting for c in answer.citations]
+    assert all(len(q) == len(set(q)) for q in quoted)  # no sentence in two cells
+    assert all(s.support in ("supported", "weak", "unsupported") for s in answer.sentences)
+    assert cells
+
+
+def test_summary_overview_markers_are_checked(answerer) -> None:  # type: ignore[no-untyped-def]
+    model = scripted(answerer, "Both align generation with preferences [1][2]. Also [9].")
+    answer = model.answer(
+        "Summarize the papers on direct preference optimization", mode="summarize"
+    )
+    assert not answer.refused
+    body = answer.answer.split("References:")[0]
+    assert 9 not in _markers(body)
+    assert _markers(body) <= {c.n for c in answer.citations}
+    quoted = [s for s in answer.sentences if s.support == "supported"]
+    assert quoted, "the quoted lines are checked against their abstracts"
+
+
+def test_summarize_in_ask_mode_gives_the_overview(answerer: Any) -> None:
+    answer = answerer.answer("Summarize the work on direct preference optimization")
+    assert answer.mode == "summarize" and "References:" in answer.answer
