@@ -33,7 +33,7 @@ from rag.answer.conversation import (
     rewrite_is_faithful,
     standalone_query,
 )
-from rag.answer.intent import wants_papers, wants_summary
+from rag.answer.intent import status_in, wants_papers, wants_summary
 from rag.answer.llm import (
     EXTRACTIVE,
     check_backend,
@@ -45,7 +45,13 @@ from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.prompts import chat_prompt
 from rag.answer.refusal import check_answerable, coverage
-from rag.answer.relevance import CANDIDATES, TopicDecision, judge_papers
+from rag.answer.relevance import (
+    CANDIDATES,
+    MAX_EXAMINED,
+    TopicDecision,
+    anchor_terms,
+    judge_papers,
+)
 from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
 from rag.errors import PaperTalkError
@@ -206,22 +212,41 @@ class Answerer:
             raise PaperTalkError(describe_llm_error(self.llm_label, exc)) from exc
 
     def judge_papers(
-        self, topic: str, hits: Sequence[PaperHit], config: RunnableConfig | None = None
+        self,
+        topic: str,
+        hits: Sequence[PaperHit],
+        config: RunnableConfig | None = None,
+        filters: SearchFilters | None = None,
     ) -> TopicDecision:
-        result: TopicDecision = self._judge_step.invoke({"topic": topic, "hits": hits}, config)
+        step = {"topic": topic, "hits": hits, "filters": filters}
+        result: TopicDecision = self._judge_step.invoke(step, config)
         return result
 
     def _judge(self, step: Mapping[str, Any], config: RunnableConfig) -> TopicDecision:
-        hits: Sequence[PaperHit] = step["hits"]
+        hits: list[PaperHit] = list(step["hits"])
         topic = without_venues(step["topic"])
+        weights = self.weights()
+        lexical = self.searcher.lexical
+        df = lexical.df.get
+        # Every paper that uses an anchor term is examined too: a count covers the collection.
+        seen = {h.paper_id for h in hits}
+        allowed = step.get("filters")
+        for term in anchor_terms(topic, weights, lambda t: df(t, 0)):
+            for paper_id in sorted(lexical.papers_with(term) - seen):
+                if len(hits) >= MAX_EXAMINED:
+                    break
+                meta = lexical.table.papers[paper_id]
+                if allowed is None or allowed.allows(meta, paper_id):
+                    hits.append(self.searcher.paper_hit(paper_id))
+                    seen.add(paper_id)
         similarities = self.searcher.paper_similarities(topic, [h.paper_id for h in hits])
         return judge_papers(
             topic,
             hits,
-            self.weights(),
+            weights,
             lambda paper_id: " ".join(self.abstract_sentences(paper_id)),
             similarities,
-            lambda term: self.searcher.lexical.df.get(term, 0),
+            lambda term: df(term, 0),
         )
 
     def cite(
@@ -280,6 +305,14 @@ class Answerer:
             mode = "summarize"  # "Summarize the work on X" gets the themed overview
         elif mode == "ask" and wants_papers(question):
             mode = "list"  # "Which papers ...?" is answered with every matching paper
+        if (
+            mode == "list"
+            and status_in(question)
+            and not (request.filters and request.filters.status)
+        ):
+            # "How many orals ...": the papers with that status
+            base = request.filters or SearchFilters()
+            request = replace(request, filters=replace(base, status=status_in(question)))
         request = replace(request, mode=mode)
         result = Answer(question, "", mode, self.llm_label, False, extractive=self.is_extractive)
         query = self._retrieval_query(question, request.history, config)
@@ -300,7 +333,7 @@ class Answerer:
         passages: list[ContextPassage] = self._context_step.invoke(
             {"query": query, "hits": hits, "mode": request.mode}, config
         )
-        inp = ModeInput(question, query, hits, passages, result, clock, config)
+        inp = ModeInput(question, query, hits, passages, result, clock, config, request.filters)
         reason = self._refusal_reason(query, hits, passages, request.mode)
         if reason is not None:
             yield inp.refuse(reason)

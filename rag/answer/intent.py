@@ -8,12 +8,14 @@ from rag.text.questions import without_venues
 
 # Questions whose answer is a set of papers: "Which papers study X?", "What works use Y?",
 # "List the papers on Z", "Are there papers about W?", "How many papers ...?".
+_PAPERS = r"(?:papers|works|studies|articles|publications|orals|spotlights|posters)"
 _LIST = re.compile(
-    r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:papers|works|studies|articles|publications)\b"
+    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
     r"|\b(?:list|name|find|show)\b[^?]*\bpapers\b"
     r"|\b(?:is|are)\s+there\s+(?:any\s+|an?\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?)\b"
-    r"|\bhow\s+many\s+(?:[\w-]+\s+){0,2}?(?:papers|works|studies|articles)\b",
+    rf"|\bhow\s+many\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
+    rf"|\bwhat\s+(?:share|fraction|percentage|proportion)\s+of\s+(?:the\s+)?{_PAPERS}\b",
     re.IGNORECASE,
 )
 
@@ -49,3 +51,13 @@ def topic_of(question: str) -> str:
     """The part of a question that says which papers are meant: without venue mentions and
     without a second question joined to it."""
     return _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]
+
+
+# How ICML presents a paper: a question about "the orals" is about papers with that status.
+_STATUS = re.compile(r"\b(oral|spotlight|poster)s?\b", re.IGNORECASE)
+
+
+def status_in(question: str) -> str | None:
+    """The presentation status a question restricts itself to ("orals" -> "oral"), if any."""
+    found = {m.group(1).lower() for m in _STATUS.finditer(question)}
+    return found.pop() if len(found) == 1 else None

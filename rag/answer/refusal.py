@@ -38,7 +38,7 @@ ASKING_WORDS = frozenset(
     report reports reported use uses used using also please tackle tackles address addresses
     build builds built focus focuses investigate investigates explore explores consider
     considers develop develops concern concerns apply applies applied relate related relating
-    exist exists existing""".split()
+    exist exists existing oral orals spotlight spotlights poster posters""".split()
 )
 # Words that name the kind of answer a question wants ("which method", "what share"), not its
 # content: the answer need not repeat them.
@@ -110,6 +110,19 @@ def content_terms(text: str, weights: TermWeights) -> set[str]:
         w
         for w in _WORD.findall(without_venues(text))
         if w.lower() not in ASKING_WORDS and w.lower() not in FUNCTION_WORDS
+    ]
+    return weights.terms(" ".join(words)) if words else set()
+
+
+def topic_terms(text: str, weights: TermWeights) -> set[str]:
+    """The content terms of a topic ("papers on diffusion models" -> diffus): without words that
+    only name a kind of thing (model, method, share, ...)."""
+    words = [
+        w
+        for w in _WORD.findall(without_venues(text))
+        if w.lower() not in ASKING_WORDS
+        and w.lower() not in FUNCTION_WORDS
+        and w.lower() not in ANSWER_KINDS
     ]
     return weights.terms(" ".join(words)) if words else set()
 

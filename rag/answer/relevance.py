@@ -15,11 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answer.context import TermWeights
-from rag.answer.refusal import content_terms
+from rag.answer.refusal import topic_terms
 from rag.records import PaperHit
 
-# Candidates examined per topic (papers, from hybrid retrieval of the topic).
+# Candidates examined per topic: the papers hybrid retrieval ranks first, plus every paper whose
+# abstract uses one of the topic's anchor terms (so a count covers the whole collection), at most
+# MAX_EXAMINED in all.
 CANDIDATES = 40
+MAX_EXAMINED = 1500
 # coverage + similarity needed (coverage in [0, 1], cosine of the best chunk).
 THRESHOLD = 0.9
 CORE_TERMS = 2
@@ -62,6 +65,14 @@ class TopicDecision:
         )
 
 
+def anchor_terms(
+    topic: str, weights: TermWeights, document_frequency: Callable[[str], int]
+) -> list[str]:
+    """The topic's most distinctive terms that the collection uses (highest IDF first)."""
+    terms = sorted(topic_terms(topic, weights), key=lambda t: (-weights.idf(t), t))
+    return [t for t in terms if document_frequency(t) > 0][:CORE_TERMS]
+
+
 def judge_papers(
     topic: str,
     hits: Sequence[PaperHit],
@@ -71,14 +82,13 @@ def judge_papers(
     document_frequency: Callable[[str], int],
 ) -> TopicDecision:
     """Decide for every candidate whether it is about `topic` (see module doc)."""
-    terms = sorted(content_terms(topic, weights))
+    terms = sorted(topic_terms(topic, weights))
     total = sum(weights.idf(t) for t in terms)
-    by_weight = sorted(terms, key=lambda t: (-weights.idf(t), t))
     # Anchors come from terms the collection uses: a word no abstract has cannot pick papers
     # (it still counts in the coverage, against every paper).
-    in_collection = [t for t in by_weight if document_frequency(t) > 0]
-    core = in_collection[0] if in_collection else ""
-    anchors = set(in_collection[:CORE_TERMS])
+    anchor_list = anchor_terms(topic, weights, document_frequency)
+    core = anchor_list[0] if anchor_list else ""
+    anchors = set(anchor_list)
     judged = []
     for hit in hits:
         paper_terms = weights.terms(f"{hit.title} {paper_text(hit.paper_id)}")

@@ -20,6 +20,7 @@ from rag.records import STATUSES, PaperHit, Passage
 from rag.settings import Settings
 from rag.store.chroma import PaperStore, StoreLayout
 from rag.store.lexical import LexicalIndex, open_lexical_index
+from rag.text.authors import author_matches
 from rag.text.names import query_names
 from rag.text.terms import tokenize
 
@@ -29,7 +30,8 @@ RARE_SHARE = 0.002  # a name counts when at most this share of chunks contains i
 
 @dataclass(frozen=True)
 class SearchFilters:
-    """Paper filters: exact status, author substring, title keyword (case-insensitive)."""
+    """Paper filters: exact status, an author's name (accents, initials and name order aside;
+    rag/text/authors.py), title keyword (case-insensitive)."""
 
     status: str | None = None
     author: str | None = None
@@ -51,10 +53,10 @@ class SearchFilters:
             return False
         if self.status and paper.get("status", "") != self.status.lower():
             return False
-        if self.author:
-            needle = self.author.casefold()
-            if not any(needle in a.casefold() for a in paper.get("authors", [])):
-                return False
+        if self.author and not any(
+            author_matches(self.author, a) for a in paper.get("authors", [])
+        ):
+            return False
         return not (self.title and self.title.casefold() not in paper.get("title", "").casefold())
 
 
@@ -97,6 +99,28 @@ class HybridSearcher:
                 if names:
                     rankings.append((names, self.settings.name_weight))
         return self._fuse(rankings, k)
+
+    def paper_hit(self, paper_id: str, score: float = 0.0) -> PaperHit:
+        """A hit for a paper found other than by search: all its chunks as passages."""
+        table = self.lexical.table
+        meta = table.papers[paper_id]
+        rows = sorted(
+            (i for i, pid in enumerate(table.paper_ids) if pid == paper_id),
+            key=lambda i: table.starts[i],
+        )
+        return PaperHit(
+            paper_id=paper_id,
+            title=meta["title"],
+            authors=list(meta["authors"]),
+            url=meta["url"],
+            status=meta["status"],
+            score=score,
+            passages=[
+                Passage(table.ids[i], table.texts[i], table.starts[i], table.ends[i]) for i in rows
+            ],
+            pmlr_url=meta.get("pmlr_url", ""),
+            venue=meta.get("venue", ""),
+        )
 
     def paper_similarities(self, query: str, paper_ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of the query to each paper: its best chunk, from stored vectors

@@ -117,6 +117,14 @@ class LexicalIndex:
         }
         return NameIndex(self.table.papers, abstracts)
 
+    def papers_with(self, term: str) -> set[str]:
+        """Papers with a chunk (title included) that contains the stemmed `term`."""
+        vocab = self._bm25.vocab_dict if len(self.table) else {}
+        if term not in vocab:
+            return set()
+        scores = np.asarray(self._bm25.get_scores([term]))
+        return {self.table.paper_ids[i] for i in np.flatnonzero(scores > 0)}
+
     def paper_chunks(self, paper_id: str) -> list[tuple[int, str]]:
         """(offset in the abstract, text) of each stored chunk of a paper, in abstract order."""
         rows = self._rows_by_paper.get(paper_id, [])

@@ -15,6 +15,7 @@ from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.refusal import CANNOT_ANSWER
 from rag.answer.relevance import TopicDecision
 from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
+from rag.retrieve.hybrid import SearchFilters
 from rag.settings import Settings
 
 
@@ -58,9 +59,14 @@ class ModeTools(Protocol):
     def weights(self) -> TermWeights: ...
 
     def judge_papers(
-        self, topic: str, hits: Sequence[PaperHit], config: RunnableConfig | None
+        self,
+        topic: str,
+        hits: Sequence[PaperHit],
+        config: RunnableConfig | None,
+        filters: SearchFilters | None = None,
     ) -> TopicDecision:
-        """Which of `hits` are about `topic` (rag/answer/relevance.py)."""
+        """Which of `hits`, and of the other papers (within `filters`) that use the topic's
+        anchor terms, are about `topic` (rag/answer/relevance.py)."""
         ...
 
 
@@ -90,6 +96,7 @@ class ModeInput:
     result: Answer
     clock: Clock
     config: RunnableConfig | None = None
+    filters: SearchFilters | None = None
 
     def final(self) -> AnswerEvent:
         """The finished answer, with its timings."""

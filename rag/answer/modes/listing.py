@@ -12,13 +12,14 @@ from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import quote_support, short_title
 from rag.records import AnswerEvent, AnswerSentence
+from rag.retrieve.hybrid import SearchFilters
 
 # At most this many papers are listed in the answer (the count covers all of them).
 MAX_LISTED = 25
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
-    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config)
+    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
     if not decision.core:
         yield inp.refuse("no paper of the collection uses the words of this topic")
@@ -29,7 +30,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     result = inp.result
     weights = tools.weights()
     noun = "paper" if len(relevant) == 1 else "papers"
-    lines = [f"{len(relevant)} {noun} of the collection match ({decision.rule()}):"]
+    among = "the collection"
+    if inp.filters is not None and inp.filters.active:
+        among = f"the {describe(inp.filters)} papers"
+    lines = [f"{len(relevant)} {noun} of {among} match ({decision.rule()}):"]
     for ref, hit in enumerate(relevant[:MAX_LISTED], start=1):
         ranked = score_sentences(inp.question, hit, weights, rank=0)
         quote = ranked[0].text if ranked else hit.title
@@ -43,3 +47,13 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=result.answer)
     yield inp.final()
+
+
+def describe(filters: SearchFilters) -> str:
+    """The filters in words: 'oral', 'oral, by Jin', ..."""
+    parts = [filters.status or ""]
+    if filters.author:
+        parts.append(f"by {filters.author}")
+    if filters.title:
+        parts.append(f"titled '{filters.title}'")
+    return ", ".join(p for p in parts if p) or "selected"

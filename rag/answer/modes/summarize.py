@@ -29,7 +29,7 @@ CLOSEST = 5
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     result = inp.result
-    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config)
+    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
     if not relevant:
         # No paper covers the whole request (often several topics at once): summarize the
