@@ -166,6 +166,15 @@ class Settings(BaseSettings):
     max_upload_mb: int = Field(
         default=50, ge=1, le=10000, description="Largest paper list the web UI accepts, in MB."
     )
+    mcp: bool = Field(
+        default=False,
+        description="Also serve the PaperTalk tools over MCP at /mcp (`papertalk serve --mcp`).",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="Bearer key the OpenAI-compatible API (/v1) and MCP (/mcp) of `papertalk "
+        "serve` require; with `--auth` and no key, both stay closed.",
+    )
 
     @field_validator("chroma_url")
     @classmethod

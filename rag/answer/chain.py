@@ -33,7 +33,13 @@ from rag.answer.conversation import (
     rewrite_is_faithful,
     standalone_query,
 )
-from rag.answer.intent import status_in, wants_papers, wants_summary
+from rag.answer.intent import (
+    author_asked,
+    status_in,
+    wants_papers,
+    wants_subset,
+    wants_summary,
+)
 from rag.answer.llm import (
     EXTRACTIVE,
     check_backend,
@@ -211,6 +217,12 @@ class Answerer:
         except Exception as exc:
             raise PaperTalkError(describe_llm_error(self.llm_label, exc)) from exc
 
+    def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:
+        papers = self.searcher.lexical.table.papers
+        chosen = [pid for pid, p in papers.items() if filters is None or filters.allows(p, pid)]
+        hits = [self.searcher.paper_hit(pid) for pid in chosen]
+        return sorted(hits, key=lambda h: h.title.lower())
+
     def judge_papers(
         self,
         topic: str,
@@ -301,7 +313,19 @@ class Answerer:
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
         mode = request.mode
-        if mode == "ask" and wants_summary(question):
+        author = author_asked(question) if mode == "ask" else None
+        if author and not (request.filters and request.filters.author):
+            # "What did <author> publish?": that author's papers
+            mode = "authors"
+            base = request.filters or SearchFilters()
+            request = replace(request, filters=replace(base, author=author))
+        elif mode == "ask" and request.history_papers and wants_subset(question):
+            # "Which of them ...": a list over the papers of the previous answer
+            mode = "list"
+            base = request.filters or SearchFilters()
+            only = frozenset(request.history_papers)
+            request = replace(request, filters=replace(base, paper_ids=only))
+        elif mode == "ask" and wants_summary(question):
             mode = "summarize"  # "Summarize the work on X" gets the themed overview
         elif mode == "ask" and wants_papers(question):
             mode = "list"  # "Which papers ...?" is answered with every matching paper
@@ -334,7 +358,7 @@ class Answerer:
             {"query": query, "hits": hits, "mode": request.mode}, config
         )
         inp = ModeInput(question, query, hits, passages, result, clock, config, request.filters)
-        reason = self._refusal_reason(query, hits, passages, request.mode)
+        reason = self._refusal_reason(question, query, hits, passages, request.mode)
         if reason is not None:
             yield inp.refuse(reason)
             return
@@ -452,11 +476,14 @@ class Answerer:
 
     def _refusal_reason(
         self,
+        question: str,
         query: str,
         hits: Sequence[PaperHit],
         passages: Sequence[ContextPassage],
         mode: str,
     ) -> str | None:
+        if mode in ("authors", "list"):
+            return None  # decided paper by paper (by name, or by rag/answer/relevance.py)
         if not hits or not passages:
             return "nothing was retrieved"
         if max(h.dense_similarity for h in hits) < self._settings.min_similarity:
@@ -476,6 +503,7 @@ class Answerer:
             subject_names=subject,
             abstracts={pid: " ".join(self.abstract_sentences(pid)) for pid in known},
             subject_papers=subject_papers,
+            asked=question,
         )
         return None if verdict.answerable else verdict.reason
 

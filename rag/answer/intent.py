@@ -9,6 +9,15 @@ from rag.text.questions import without_venues
 # Questions whose answer is a set of papers: "Which papers study X?", "What works use Y?",
 # "List the papers on Z", "Are there papers about W?", "How many papers ...?".
 _PAPERS = r"(?:papers|works|studies|articles|publications|orals|spotlights|posters)"
+# "Which of them ...?" after an answer that listed papers: a list over those papers.
+_SUBSET = re.compile(r"\b(?:which|how many|what share)\s+of\s+(?:them|these|those)\b", re.I)
+
+
+def wants_subset(question: str) -> bool:
+    """Whether the question picks among the papers of the previous answer."""
+    return bool(_SUBSET.search(question))
+
+
 _LIST = re.compile(
     rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
     r"|\b(?:list|name|find|show)\b[^?]*\bpapers\b"
@@ -61,3 +70,23 @@ def status_in(question: str) -> str | None:
     """The presentation status a question restricts itself to ("orals" -> "oral"), if any."""
     found = {m.group(1).lower() for m in _STATUS.finditer(question)}
     return found.pop() if len(found) == 1 else None
+
+
+_NAME = r"(?P<name>[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|van|von|de|der|den|del|di|da|le|la)){0,4})"
+_AUTHOR = (
+    re.compile(
+        rf"\b(?i:what)\s+(?i:did|has|have|does)\s+{_NAME}\s+(?i:publish|present|write|author)"
+    ),
+    re.compile(rf"\b(?i:papers?|works?|publications?)\s+(?i:by|from|of|authored\s+by)\s+{_NAME}"),
+    re.compile(rf"\b{_NAME}['’]s\s+(?:papers|work|publications)\b"),
+)
+
+
+def author_asked(question: str) -> str | None:
+    """The author a question asks about ("What did Yoshua Bengio publish?"), if any."""
+    text = without_venues(question)
+    for pattern in _AUTHOR:
+        found = pattern.search(text)
+        if found:
+            return found.group("name").strip(" .")
+    return None

@@ -197,25 +197,29 @@ def check_answerable(
     subject_names: Sequence[str] = (),
     abstracts: Mapping[str, str] | None = None,
     subject_papers: Sequence[str] = (),
+    asked: str | None = None,
 ) -> Answerability:
     """Whether the selected passages plausibly contain the answer (see module doc).
     `subject_names` are the names in the question that name a paper of the collection;
     `abstracts` (paper id -> text) lets the checks read the passages' whole abstracts;
     `subject_papers` are the papers those names name: a detail asked about a named paper must
-    be stated by that paper, not by another one."""
+    be stated by that paper, not by another one. `asked` is the question as the user wrote it
+    when `question` is a standalone query that carries earlier turns: names, numbers and the
+    asked-for phrase come from it (those of earlier turns were answered already)."""
     if not passages:
         return Answerability(False, 0.0, "no passages")
     question = without_venues(question)
+    current = without_venues(asked) if asked is not None else question
     text = " ".join(f"{p.title} {p.text}" for p in passages)
     # Names and asked-for details are looked up in everything retrieved, not only in the
     # sentences selected for the context.
     retrieved = " ".join([text] + [x.text for p in passages for x in p.hit.passages])
     if abstracts:
         retrieved += " " + " ".join(abstracts.get(p.paper_id, "") for p in passages)
-    for name in query_names(question):
+    for name in query_names(current):
         if not _mentions(name, retrieved):
             return Answerability(False, 0.0, f"the papers never mention {name}")
-    for number in _NUMBER_IN_QUESTION.findall(question):
+    for number in _NUMBER_IN_QUESTION.findall(current):
         if len(number) >= 2 and number not in retrieved:
             return Answerability(False, 0.0, f"the papers never mention {number}")
     if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(retrieved):
@@ -224,7 +228,7 @@ def check_answerable(
     retrieved_terms = weights.terms(retrieved)
     subject_text = " ".join((abstracts or {}).get(pid, "") for pid in subject_papers).strip()
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
-    for phrase in asked_phrases(question):
+    for phrase in asked_phrases(current):
         asked = weights.terms(phrase) - subject
         total = sum(weights.idf(t) for t in asked)
         stated = sum(weights.idf(t) for t in asked if t in stated_terms)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 
-from rag.cli import answer, evaluate, ingest, search, stats
+from rag.cli import answer, evaluate, ingest, search, similar, stats, topics
 from rag.cli.common import common_parser
 from rag.errors import PaperTalkError
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Citation-grounded question answering over scientific papers.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (ingest, search, stats, answer, evaluate):
+    for module in (ingest, search, stats, answer, topics, similar, evaluate):
         module.register(sub, common)
     for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
         entry.load()(sub, common)

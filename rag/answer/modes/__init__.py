@@ -8,6 +8,7 @@ from rag.answer.modes.base import Mode
 MODES: dict[str, Mode] = {
     "ask": ask.run,
     "list": listing.run,
+    "authors": listing.run_author,
     "compare": compare.run,
     "summarize": summarize.run,
 }

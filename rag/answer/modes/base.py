@@ -58,6 +58,10 @@ class ModeTools(Protocol):
 
     def weights(self) -> TermWeights: ...
 
+    def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:
+        """Every paper of the collection that passes `filters`, by title."""
+        ...
+
     def judge_papers(
         self,
         topic: str,

@@ -10,7 +10,7 @@ from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
 from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools
-from rag.answer.modes.quotes import quote_support, short_title
+from rag.answer.modes.quotes import classify, quote_support, short_title
 from rag.records import AnswerEvent, AnswerSentence
 from rag.retrieve.hybrid import SearchFilters
 
@@ -57,3 +57,31 @@ def describe(filters: SearchFilters) -> str:
     if filters.title:
         parts.append(f"titled '{filters.title}'")
     return ", ".join(p for p in parts if p) or "selected"
+
+
+def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    """Every paper of the collection by the author in the filters, one cited line each (what it
+    proposes, quoted)."""
+    author = inp.filters.author if inp.filters else None
+    if not author:
+        yield inp.refuse("the question names no author")
+        return
+    hits = tools.papers_by(inp.filters)
+    if not hits:
+        yield inp.refuse(f"no paper of the collection has an author named {author}")
+        return
+    result = inp.result
+    noun = "paper" if len(hits) == 1 else "papers"
+    lines = [f"{len(hits)} {noun} of the collection by {author} (authors matched by name):"]
+    for ref, hit in enumerate(hits[:MAX_LISTED], start=1):
+        sentences = tools.abstract_sentences(hit.paper_id)
+        quote = classify(sentences).get("approach") or (sentences[0] if sentences else hit.title)
+        lines.append(f"- {short_title(hit.title)}: {quote} [{ref}]")
+        result.citations.append(citation_for(ref, hit, quote, supporting=[quote]))
+        result.sentences.append(AnswerSentence(quote, [ref], quote_support(quote, sentences)))
+    if len(hits) > MAX_LISTED:
+        lines.append(f"(and {len(hits) - MAX_LISTED} more)")
+    result.answer = "\n".join(lines)
+    inp.clock.mark("first_token")
+    yield AnswerEvent("token", text=result.answer)
+    yield inp.final()

@@ -1,0 +1,1 @@
+"""Exploring a whole collection: paper vectors, a topic map, similar papers."""
