@@ -403,6 +403,12 @@ def answer_result(answer: Answer) -> AnswerResult:
     }
 
 
+def failure_message(result: AnswerResult) -> str:
+    """A failed answer's error, with the papers retrieved before it failed."""
+    papers = "; ".join(f"{p['title']} ({p['url']})" for p in result["related"])
+    return f"{result['error']}. Retrieved papers: {papers}" if papers else f"{result['error']}"
+
+
 def _filters(status: str | None, author: str | None) -> SearchFilters | None:
     author = " ".join((author or "").split()) or None
     status = (status or "").strip().lower() or None

@@ -229,10 +229,10 @@ def check_answerable(
     subject_text = " ".join((abstracts or {}).get(pid, "") for pid in subject_papers).strip()
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
     for phrase in asked_phrases(current):
-        asked = weights.terms(phrase) - subject
-        total = sum(weights.idf(t) for t in asked)
-        stated = sum(weights.idf(t) for t in asked if t in stated_terms)
-        if total and stated / total < PHRASE_COVERAGE and not _all_but_one(asked, stated_terms):
+        wanted = weights.terms(phrase) - subject
+        total = sum(weights.idf(t) for t in wanted)
+        stated = sum(weights.idf(t) for t in wanted if t in stated_terms)
+        if total and stated / total < PHRASE_COVERAGE and not _all_but_one(wanted, stated_terms):
             return Answerability(False, stated / total, f"the papers do not mention {phrase!r}")
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)

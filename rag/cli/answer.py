@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -92,28 +93,49 @@ def _consume(stream):  # type: ignore[no-untyped-def]
 
 
 def print_streamed(stream, extractive: bool, *, error_line: bool = True):  # type: ignore[no-untyped-def]
-    """Print tokens as they come, then the final cited answer and its references.
+    """Show the answer as it is generated, then print the final cited answer and references.
 
+    In a terminal the generated text runs on one status line that the final answer replaces, so
+    each answer is shown once. When the output goes to a pipe or a file, the tokens stream to
+    stderr and the final answer goes to stdout, as before.
     A failed generation prints its error (unless `error_line` is False: the caller reports it)
     and the papers that were retrieved for the question.
     """
     final = None
     streamed = False
+    text = ""
+    live = sys.stdout.isatty() and sys.stderr.isatty()
     if extractive:
         print("(extractive answer: sentences quoted from the abstracts)")
     for event in stream:
         if event.kind == "token" and not extractive:
-            if not streamed:
-                print("… ", end="", file=sys.stderr, flush=True)
+            text += event.text
+            if live:
+                _status_line(f"… {text}")
+            else:
+                if not streamed:
+                    print("… ", end="", file=sys.stderr, flush=True)
+                print(event.text, end="", file=sys.stderr, flush=True)
             streamed = True
-            print(event.text, end="", file=sys.stderr, flush=True)
         elif event.kind == "final":
             final = event.answer
     if streamed:
-        print("", file=sys.stderr)
+        if live:
+            _status_line("")
+        else:
+            print("", file=sys.stderr)
     assert final is not None
     print(render_answer(final, error_line=error_line))
     return final
+
+
+def _status_line(text: str) -> None:
+    """Show `text` (its end, on one line) in place of the terminal's current line."""
+    width = max(20, shutil.get_terminal_size().columns - 1)
+    flat = " ".join(text.split())
+    if len(flat) > width:
+        flat = "…" + flat[-(width - 1) :]
+    print(f"\r\x1b[K{flat}", end="", file=sys.stderr, flush=True)
 
 
 def render_answer(answer: Any, *, error_line: bool = True) -> str:
@@ -131,6 +153,9 @@ def render_answer(answer: Any, *, error_line: bool = True) -> str:
     if answer.extractive and "fallback" in answer.llm:
         lines.append("(the model's answer was not supported by the papers: quoting them instead)")
     lines.append(answer.answer)
+    reason = " ".join(getattr(answer, "refusal_reason", "").split())
+    if answer.refused and reason:
+        lines.append(f"Why: {reason}" + ("" if reason.endswith((".", "?", "!")) else "."))
     unsupported = [s.text for s in answer.sentences if s.support == "unsupported"]
     weak = [s.text for s in answer.sentences if s.support == "weak"]
     for text in unsupported:

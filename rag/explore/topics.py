@@ -132,6 +132,25 @@ def topic_map(home: Path, searcher: HybridSearcher, *, rebuild: bool = False) ->
 
 def build_topics(searcher: HybridSearcher) -> TopicMap:
     """Cluster and label every paper of the store (see module doc)."""
+    started = time.perf_counter()
+    vectors = paper_vectors(searcher)
+    papers = searcher.lexical.table.papers
+    ids = vectors.paper_ids
+    docs = [
+        papers[pid]["title"] + ". " + " ".join(t for _, t in searcher.lexical.paper_chunks(pid))
+        for pid in ids
+    ]
+    statuses = [str(papers[pid].get("status", "")) for pid in ids]
+    built = cluster_papers(ids, docs, vectors.matrix, statuses)
+    built.fingerprint = fingerprint(searcher)
+    built.seconds = time.perf_counter() - started
+    return built
+
+
+def cluster_papers(
+    ids: list[str], docs: list[str], matrix: np.ndarray, statuses: list[str]
+) -> TopicMap:
+    """The topic map of papers given by id, text (for labels), vector and status."""
     # Deferred on purpose: BERTopic imports torch and sentence-transformers (~20 s).
     from bertopic import BERTopic
     from bertopic.vectorizers import ClassTfidfTransformer
@@ -140,15 +159,8 @@ def build_topics(searcher: HybridSearcher) -> TopicMap:
     from umap import UMAP
 
     started = time.perf_counter()
-    vectors = paper_vectors(searcher)
-    papers = searcher.lexical.table.papers
-    ids = vectors.paper_ids
     if len(ids) < MIN_TOPIC_SIZE * 2:
-        return _one_topic(searcher, ids, started)
-    docs = [
-        papers[pid]["title"] + ". " + " ".join(t for _, t in searcher.lexical.paper_chunks(pid))
-        for pid in ids
-    ]
+        return _one_topic(ids, statuses, started)
     neighbours = min(NEIGHBOURS, len(ids) - 1)
     model = BERTopic(
         umap_model=UMAP(
@@ -159,24 +171,24 @@ def build_topics(searcher: HybridSearcher) -> TopicMap:
         ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
         calculate_probabilities=False,
     )
-    labels, _ = model.fit_transform(docs, embeddings=vectors.matrix)
+    labels, _ = model.fit_transform(docs, embeddings=matrix)
     layout = UMAP(
         n_neighbors=neighbours, n_components=2, min_dist=0.1, metric="cosine", random_state=SEED
-    ).fit_transform(vectors.matrix)
+    ).fit_transform(matrix)
     assignment = {pid: int(t) for pid, t in zip(ids, labels, strict=True)}
     topics = []
     for topic_id in sorted(set(assignment.values()) - {NOISE}):
         members = [i for i, pid in enumerate(ids) if assignment[pid] == topic_id]
         words = _distinct_words([w for w, _ in (model.get_topic(topic_id) or [])])
-        centre = vectors.matrix[members].mean(axis=0)
-        nearest = sorted(members, key=lambda i: -float(vectors.matrix[i] @ centre))
-        statuses = Counter(papers[ids[i]].get("status", "") for i in members)
+        centre = matrix[members].mean(axis=0)
+        nearest = sorted(members, key=lambda i: -float(matrix[i] @ centre))
+        counts = Counter(statuses[i] for i in members)
         topics.append(
             Topic(
                 id=topic_id,
                 label=", ".join(words) or f"topic {topic_id}",
                 size=len(members),
-                statuses={s: statuses.get(s, 0) for s in STATUSES},
+                statuses={s: counts.get(s, 0) for s in STATUSES},
                 top_papers=[ids[i] for i in nearest[:TOP_PAPERS]],
             )
         )
@@ -186,7 +198,7 @@ def build_topics(searcher: HybridSearcher) -> TopicMap:
         for pid, (x, y) in zip(ids, layout, strict=True)
     }
     return TopicMap(
-        fingerprint(searcher),
+        "",
         topics,
         assignment,
         coords,
@@ -210,29 +222,28 @@ def _distinct_words(words: list[str]) -> list[str]:
     return kept
 
 
-def _one_topic(searcher: HybridSearcher, ids: list[str], started: float) -> TopicMap:
+def _one_topic(ids: list[str], statuses: list[str], started: float) -> TopicMap:
     """Too few papers to cluster: one topic holding them all, laid out on a circle."""
-    papers = searcher.lexical.table.papers
-    statuses = Counter(papers[pid].get("status", "") for pid in ids)
+    counts = Counter(statuses)
     angles = np.linspace(0, 2 * np.pi, num=max(1, len(ids)), endpoint=False)
-    return TopicMap(
-        fingerprint(searcher),
+    topics = (
         [
             Topic(
-                0,
-                "all papers",
-                len(ids),
-                {s: statuses.get(s, 0) for s in STATUSES},
-                ids[:TOP_PAPERS],
+                0, "all papers", len(ids), {s: counts.get(s, 0) for s in STATUSES}, ids[:TOP_PAPERS]
             )
         ]
         if ids
-        else [],
+        else []
+    )
+    coords = {
+        pid: (round(float(np.cos(a)), 4), round(float(np.sin(a)), 4))
+        for pid, a in zip(ids, angles, strict=True)
+    }
+    return TopicMap(
+        "",
+        topics,
         {pid: 0 for pid in ids},
-        {
-            pid: (round(float(np.cos(a)), 4), round(float(np.sin(a)), 4))
-            for pid, a in zip(ids, angles, strict=True)
-        },
+        coords,
         seconds=time.perf_counter() - started,
         meta={"papers": len(ids), "min_topic_size": MIN_TOPIC_SIZE, "seed": SEED},
     )

@@ -1,0 +1,150 @@
+"""Exploring the whole conference: counting answers, author questions, the topic map and similar
+papers, through the library and the `papertalk` command line (real store, bundled models)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag.answer.chain import Answerer
+from rag.answer.intent import author_asked, status_in, wants_subset
+from rag.explore.similar import find_paper, similar_papers
+from rag.explore.topics import load_topics, topic_map
+from rag.explore.vectors import paper_vectors
+from rag.retrieve.hybrid import SearchFilters, open_searcher
+from rag.settings import Settings
+from rag.text.authors import author_matches
+
+from .conftest import CAKE_ID, FULL_CORPUS, run_cli
+
+DFUSION_ID = "WVlEwFiDGH"
+DREAMDPO_ID = "WIIfdh0GJu"
+
+
+@pytest.fixture(scope="module")
+def settings(bundled_home: Path, onnx_cache: Path) -> Settings:
+    return Settings(home=bundled_home, cache_dir=onnx_cache)
+
+
+@pytest.mark.parametrize(
+    ("query", "author", "expected"),
+    [
+        ("Nunez", "José Núñez", True),
+        ("J. Nunez", "José Núñez", True),
+        ("Núñez, José", "Jose Nunez", True),
+        ("jose nunez", "José Núñez", True),
+        ("K. Nunez", "José Núñez", False),
+        ("Jose", "José Núñez", False),
+        ("van der Berg", "Anna van der Berg", True),
+    ],
+)
+def test_author_names_match_by_normalised_name(query: str, author: str, expected: bool) -> None:
+    assert author_matches(query, author) is expected
+
+
+def test_question_intents_for_exploring() -> None:
+    assert author_asked("What did Yoshua Bengio publish at ICML 2025?") == "Yoshua Bengio"
+    assert author_asked("List the papers by J. Nunez") == "J. Nunez"
+    assert author_asked("What does the method publish?") is None
+    assert status_in("How many orals are about agents?") == "oral"
+    assert status_in("How many papers are about agents?") is None
+    assert wants_subset("Which of them use diffusion?")
+
+
+def test_counting_answers_give_the_count_the_rule_and_every_paper(settings: Settings) -> None:
+    answer = Answerer(settings, llm_spec="extractive").answer(
+        "How many papers use direct preference optimization?"
+    )
+    assert answer.mode == "list" and not answer.refused
+    first = answer.answer.splitlines()[0]
+    count = int(first.split()[0])
+    assert count == len(answer.citations) >= 2
+    assert "candidate papers examined" in first and "most distinctive words" in first
+    assert {DFUSION_ID, DREAMDPO_ID} <= set(answer.cited_paper_ids)
+
+
+def test_status_filters_apply_to_counts(settings: Settings) -> None:
+    answerer = Answerer(settings, llm_spec="extractive")
+    everything = answerer.answer("How many papers use direct preference optimization?")
+    posters = answerer.answer(
+        "How many papers use direct preference optimization?",
+        filters=SearchFilters(status="poster"),
+    )
+    papers = answerer.searcher.lexical.table.papers
+    assert all(papers[p]["status"] == "poster" for p in posters.cited_paper_ids)
+    assert set(posters.cited_paper_ids) <= set(everything.cited_paper_ids)
+
+
+def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -> None:
+    answerer = Answerer(settings, llm_spec="extractive")
+    papers = answerer.searcher.lexical.table.papers
+    author = papers[CAKE_ID]["authors"][0]  # "Shuowei Jin"
+    first, last = author.split()[0], author.split()[-1]
+    answer = answerer.answer(f"What did {first[0]}. {last} publish at ICML 2025?")
+    assert answer.mode == "authors" and answer.cited_paper_ids == [CAKE_ID]
+    assert answer.answer.startswith("1 paper of the collection by")
+    follow = answerer.answer(
+        "Which of them are about KV cache loading?",
+        history=[(f"What did {author} publish?", answer.answer)],
+        history_papers=answer.cited_paper_ids,
+    )
+    assert follow.cited_paper_ids == [CAKE_ID]
+    nobody = answerer.answer("What did Zzyzx Qwerty publish?")
+    assert nobody.refused and "Zzyzx Qwerty" in nobody.refusal_reason
+
+
+def test_similar_papers_exclude_the_paper_and_rank_by_similarity(settings: Settings) -> None:
+    searcher = open_searcher(settings)
+    vectors = paper_vectors(searcher)
+    assert len(vectors.paper_ids) == 19
+    assert find_paper(searcher, "compute or load kv cache? why not both?") == CAKE_ID
+    assert find_paper(searcher, CAKE_ID) == CAKE_ID
+    found = similar_papers(searcher, vectors, DFUSION_ID, k=3)
+    assert DREAMDPO_ID in {s.paper_id for s in found}  # the other DPO-for-generation paper
+    assert DFUSION_ID not in {s.paper_id for s in found} and len(found) == 3
+    assert [s.similarity for s in found] == sorted((s.similarity for s in found), reverse=True)
+
+
+def test_topic_map_is_kept_and_reused(settings: Settings, tmp_path: Path) -> None:
+    searcher = open_searcher(settings)
+    built = topic_map(tmp_path, searcher)
+    assert set(built.assignment) == set(searcher.lexical.table.papers)
+    assert set(built.coords) == set(built.assignment)
+    assert sum(t.size for t in built.topics) == sum(1 for t in built.assignment.values() if t >= 0)
+    kept = load_topics(tmp_path, searcher)
+    assert kept is not None and kept.to_json() == built.to_json()
+
+
+def test_cli_topics_similar_and_author_search(bundled_home: Path) -> None:
+    env = {"PAPERTALK_HOME": str(bundled_home)}
+    topics = run_cli("topics", "--json", env=env, timeout=600)
+    assert topics.returncode == 0, topics.stderr
+    payload = json.loads(topics.stdout)
+    assert len(payload["papers"]) == 19 and payload["topics"]
+    similar = run_cli("similar", "D-Fusion", "-k", "2", "--json", env=env)
+    assert similar.returncode == 0, similar.stderr
+    data = json.loads(similar.stdout)
+    assert data["paper_id"] == DFUSION_ID and len(data["similar"]) == 2
+    missing = run_cli("similar", "no such paper at all", env=env)
+    assert missing.returncode != 0 and "no paper with id or title" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    by_author = run_cli("search", "cache", "--author", "S. Jin", "--json", env=env)
+    assert [r["paper_id"] for r in json.loads(by_author.stdout)["results"]] == [CAKE_ID]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL_CORPUS.exists(), reason="../shared/data/icml2025 is absent")
+def test_topics_of_the_full_conference_are_deterministic(tmp_path: Path, onnx_cache: Path) -> None:
+    """All 2,738 papers: built twice from the stored vectors, the same map; most papers are
+    in a topic."""
+    from rag.ingest.pipeline import run_ingest
+
+    settings = Settings(home=tmp_path / "home", cache_dir=onnx_cache)
+    run_ingest(settings, [FULL_CORPUS], progress=False)
+    searcher = open_searcher(settings)
+    first = topic_map(tmp_path / "a", searcher)
+    second = topic_map(tmp_path / "b", searcher)
+    assert first.assignment == second.assignment and first.coords == second.coords
+    assert first.assigned_share > 0.5 and len(first.topics) >= 10
