@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag.answer.chain import Answerer
@@ -17,7 +18,7 @@ from rag.retrieve.hybrid import SearchFilters, open_searcher
 from rag.settings import Settings
 from rag.text.authors import author_matches
 
-from .conftest import CAKE_ID, FULL_CORPUS, run_cli
+from .conftest import CAKE_ID, run_cli
 
 DFUSION_ID = "WVlEwFiDGH"
 DREAMDPO_ID = "WIIfdh0GJu"
@@ -134,17 +135,29 @@ def test_cli_topics_similar_and_author_search(bundled_home: Path) -> None:
     assert [r["paper_id"] for r in json.loads(by_author.stdout)["results"]] == [CAKE_ID]
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not FULL_CORPUS.exists(), reason="../shared/data/icml2025 is absent")
-def test_topics_of_the_full_conference_are_deterministic(tmp_path: Path, onnx_cache: Path) -> None:
-    """All 2,738 papers: built twice from the stored vectors, the same map; most papers are
-    in a topic."""
-    from rag.ingest.pipeline import run_ingest
+def test_clustering_is_deterministic_and_finds_planted_topics() -> None:
+    """Papers drawn around four well-separated directions: the same map twice, four topics, and
+    each topic's label comes from its papers' own words."""
+    from rag.explore.topics import cluster_papers
 
-    settings = Settings(home=tmp_path / "home", cache_dir=onnx_cache)
-    run_ingest(settings, [FULL_CORPUS], progress=False)
-    searcher = open_searcher(settings)
-    first = topic_map(tmp_path / "a", searcher)
-    second = topic_map(tmp_path / "b", searcher)
+    rng = np.random.default_rng(0)
+    words = ["protein folding", "graph networks", "speculative decoding", "auction design"]
+    centres = rng.normal(size=(4, 32))
+    ids, docs, rows, statuses = [], [], [], []
+    for n in range(160):
+        group = n % 4
+        ids.append(f"p{n}")
+        docs.append(f"A study of {words[group]} number {n}. More on {words[group]}.")
+        rows.append(centres[group] + rng.normal(0, 0.05, 32))
+        statuses.append("poster" if n % 5 else "oral")
+    matrix = np.asarray(rows, dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    first = cluster_papers(ids, docs, matrix, statuses)
+    second = cluster_papers(ids, docs, matrix, statuses)
     assert first.assignment == second.assignment and first.coords == second.coords
-    assert first.assigned_share > 0.5 and len(first.topics) >= 10
+    assert len(first.topics) == 4 and first.assigned_share > 0.9
+    for topic in first.topics:
+        members = [int(p[1:]) % 4 for p in first.papers_in(topic.id)]
+        assert len(set(members)) == 1  # one planted group per topic
+        assert any(w in topic.label for w in words[members[0]].split())
+        assert sum(topic.statuses.values()) == topic.size

@@ -23,11 +23,12 @@ from rag.records import STATUSES
 from rag.retrieve.hybrid import HybridSearcher
 from rag.text.terms import tokenize
 
-TOPICS_VERSION = 1
+TOPICS_VERSION = 2
 SEED = 42
 MIN_TOPIC_SIZE = 12  # HDBSCAN's smallest cluster, in papers
 NEIGHBOURS = 15  # UMAP neighbourhood
 LABEL_WORDS = 3
+VOCABULARY = 50_000  # label vocabulary (words and word pairs), most frequent first
 TOP_PAPERS = 5
 NOISE = -1
 
@@ -167,7 +168,10 @@ def cluster_papers(
             n_neighbors=neighbours, n_components=5, min_dist=0.0, metric="cosine", random_state=SEED
         ),
         hdbscan_model=HDBSCAN(min_cluster_size=MIN_TOPIC_SIZE, metric="euclidean"),
-        vectorizer_model=CountVectorizer(stop_words="english", ngram_range=(1, 2), min_df=2),
+        # min_df counts topics here (c-TF-IDF joins each topic's papers): 1 keeps words of one topic
+        vectorizer_model=CountVectorizer(
+            stop_words="english", ngram_range=(1, 2), max_features=VOCABULARY
+        ),
         ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
         calculate_probabilities=False,
     )
