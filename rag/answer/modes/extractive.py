@@ -14,11 +14,12 @@ EXTRACTIVE_LABEL = "Extractive answer (sentences quoted from the abstracts)"
 
 
 def compose_extractive(
-    passages: Sequence[ContextPassage], *, max_sentences: int = 3, relative_floor: float = 0.6
+    passages: Sequence[ContextPassage], *, max_sentences: int = 3, relative_floor: float = 0.7
 ) -> str:
     """The best-scoring sentences across passages, each followed by its passage marker.
 
-    A sentence is kept when its score is at least `relative_floor` of the best one, so a single
+    A sentence is kept when its score is at least `relative_floor` of the best one (0.7: on
+    eval/tune.jsonl, citation precision 0.94 against 0.90 at 0.6, facts alike), so a single
     clear match isn't diluted by weaker papers. Sentences that address an AI model are never
     quoted (context selection already leaves them out; this holds for any passages).
     """
