@@ -75,6 +75,9 @@ MIN_PAPERS_FOR_OVERVIEWS = 6
 # Extractive answers and overviews quote whole sentences: their context is at least this large.
 MIN_QUOTING_CONTEXT_TOKENS = 600
 CONDENSE_MAX_TOKENS = 48
+# Papers using an anchor term join the candidates of a topic unless more than this share of the
+# collection uses it.
+WIDEN_SHARE = 0.15
 # A name shared by more papers than this (a field's acronym, not a method's) identifies none.
 MAX_PAPERS_PER_NAME = 3
 
@@ -243,8 +246,12 @@ class Answerer:
         # Every paper that uses an anchor term is examined too: a count covers the collection.
         seen = {h.paper_id for h in hits}
         allowed = step.get("filters")
+        n_papers = len(lexical.table.papers)
         for term in anchor_terms(topic, weights, lambda t: df(t, 0)):
-            for paper_id in sorted(lexical.papers_with(term) - seen):
+            using = lexical.papers_with(term)
+            if len(using) > WIDEN_SHARE * n_papers:
+                continue  # a common word ("learning"): the retrieved candidates cover it
+            for paper_id in sorted(using - seen):
                 if len(hits) >= MAX_EXAMINED:
                     break
                 meta = lexical.table.papers[paper_id]
@@ -256,7 +263,7 @@ class Answerer:
             topic,
             hits,
             weights,
-            lambda paper_id: " ".join(self.abstract_sentences(paper_id)),
+            lambda paper_id: " ".join(text for _, text in lexical.paper_chunks(paper_id)),
             similarities,
             lambda term: df(term, 0),
         )
