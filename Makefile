@@ -44,5 +44,5 @@ bench-ui: install  # 20 concurrent gradio_client sessions against one `papertalk
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
-screenshot: install
-	UPDATE_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_ui_browser.py
+screenshot: install  # docs/screenshot.png: the page as `make run` serves it (default LLM), a real question
+	UPDATE_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_ui_browser.py -k readme_screenshot

@@ -9,6 +9,7 @@ from rag.answer.refusal import CANNOT_ANSWER
 from rag.ingest.loaders import Problem
 from rag.ingest.pipeline import IngestReport
 from rag.records import Answer, AnswerSentence, Citation, PaperHit, Passage
+from rag.retrieve.hybrid import SearchFilters
 from ui import render
 from ui.session import Conversation
 
@@ -185,10 +186,129 @@ def test_compare_table_keeps_its_structure_and_links_markers() -> None:
         citations=[cake_citation(), cake_citation(n=2, title="D-Fusion")],
     )
     message = render.answer_markdown(answer, 5)
-    assert message.count("\n|") >= 3 and "|---|---|" in message
+    assert message.startswith('<div class="pt-table-wrap"><table class="pt-compare">')
+    assert message.count("<tr>") == 3 and '<th scope="col">approach</th>' in message
     assert "#pt-src-5-1" in message and "#pt-src-5-2" in message
     assert "&#91;3&#93;" in message  # no source 3: left as text, not a link
-    assert "<b>" not in message
+    assert "<b>" not in message and "&lt;b&gt;and&lt;/b&gt;" in message
+    assert "\n\n" not in message.split("</table></div>")[0]  # one HTML block for Markdown
+
+
+DREAM_TITLE = (
+    "DreamDPO: Aligning Text-to-3D Generation with Human Preferences via Direct Preference "
+    "Optimization"
+)
+LONG_TITLE = "Compute or Load KV Cache? Why Not Both? A Study of Prefill Scheduling at Scale"
+PROBLEM = (
+    "However, existing methods often struggle to align generated content with human "
+    "preferences, limiting their applicability and flexibility."
+)
+APPROACH = (
+    "To address these limitations, in this paper, we propose DreamDPO, an optimization-based "
+    "framework that integrates human preferences into the 3D generation process."
+)
+RESULT = "Cake speeds up prefill by $3.31\\times$ and uses 40\\% less memory."
+
+
+def compare_answer() -> Answer:
+    table = "\n".join(
+        [
+            "| paper | problem | approach | data/setting | key result |",
+            "|---|---|---|---|---|",
+            f"| DreamDPO [1] | {PROBLEM} [1] | {APPROACH} [1] | — | {PROBLEM} [1] |",
+            f"| Compute or Load KV Cache? Why [2] | — | Cake loads caches [2] | — | {RESULT} [2] |",
+        ]
+    )
+    dream = cake_citation(
+        title=DREAM_TITLE,
+        passage=f"{PROBLEM} {APPROACH} {PROBLEM}",
+        spans=[],
+        supporting=[PROBLEM, APPROACH, PROBLEM],
+    )
+    cake = cake_citation(
+        n=2,
+        title=LONG_TITLE,
+        passage=f"We present Cake, a KV cache loader. {RESULT}",
+        spans=[],
+        supporting=["Cake loads caches", RESULT],
+    )
+    return ask_answer(
+        mode="compare",
+        answer=table + "\n\nThey differ [1] [2].",
+        citations=[dream, cake],
+        sentences=[AnswerSentence(PROBLEM, [1], "supported")],
+    )
+
+
+def test_compare_rows_are_short_names_with_the_title_on_hover() -> None:
+    message = render.answer_markdown(compare_answer(), 2)
+    names = re.findall(r'<span class="pt-paper" title="([^"]*)">(.*?)</span>', message)
+    assert names == [(DREAM_TITLE, "DreamDPO"), (LONG_TITLE, "Cake")]  # method name from text
+    assert "data/setting" not in message  # a column empty in every row is left out
+    assert "3.31×" in message and "40%" in message and "\\times" not in message
+
+
+def test_compare_cells_are_short_with_the_full_quote_on_hover() -> None:
+    message = render.answer_markdown(compare_answer(), 2)
+    cells = re.findall(r"<td>(?:⚠ )?<span(?: title=\"([^\"]*)\")?>(.*?)</span>", message)
+    for full, shown in cells:
+        assert len(shown.replace("…", " ").split()) <= render.CELL_WORDS
+        assert not full or shown.strip("…").rstrip(",.") != full
+    approach = next(shown for full, shown in cells if full == APPROACH)
+    assert approach.startswith("…we propose DreamDPO")  # the lead-in clause left out
+    assert render.short_cell("Cake, a KV cache loader, cuts the prefill time by half.") == (
+        "Cake, a KV cache loader, cuts the prefill time by half."
+    )
+    assert render.short_cell("The Cake system, by Jin, cuts the prefill time by half.") == (
+        "The Cake system, by Jin, cuts the prefill time by half."
+    )
+
+
+def test_paper_names_never_cut_a_word() -> None:
+    assert render.paper_name(DREAM_TITLE) == "DreamDPO"
+    assert render.paper_name("Discovering Latent Causal Graphs", "We present SPACY, a") == "SPACY"
+    short = render.shorten_title("Discovering Latent Causal Graphs from Spatiotemporal Data")
+    assert short == "Discovering Latent Causal…"
+    assert render.shorten_title("Supercalifragilisticexpialidocious-Networks") == (
+        "Supercalifragilisticexpialidocious-Networks…"
+    )
+
+
+def test_compare_card_quotes_each_sentence_once_under_its_columns() -> None:
+    answer = compare_answer()
+    panel = render.turn_sources(_turn(answer))
+    card = panel.split('id="pt-src-1-2"')[0]
+    assert card.count(render.escape(PROBLEM)) == 1  # in two cells, quoted once
+    assert "<dt>problem · key result</dt>" in card and "<dt>approach</dt>" in card
+    assert "<mark" not in card  # every line is a quote: nothing singled out
+    assert "3.31×" in panel and "40%" in panel
+
+
+def test_a_passage_repeating_a_sentence_shows_it_once() -> None:
+    card = render.source_card(cake_citation(passage=f"{S1} {S2} {S2}", spans=[]), 1)
+    assert card.count("2.6x reduction") == 1
+
+
+def test_list_answers_are_markdown_lists_with_linked_citations() -> None:
+    answer = ask_answer(
+        mode="list",
+        answer="2 papers of the collection match (a rule):\n"
+        "- Compute or Load KV Cache?: Cake loads **part** of the cache [1]\n"
+        "- D-Fusion: it builds $\\sim 1.3\\times$ more samples [2]",
+        citations=[cake_citation(), cake_citation(n=2, title="D-Fusion")],
+        sentences=[
+            AnswerSentence("Cake loads **part** of the cache", [1], "supported"),
+            AnswerSentence("it builds $\\sim 1.3\\times$ more samples", [2], "unsupported"),
+        ],
+    )
+    message = render.answer_markdown(answer, 4)
+    lines = message.split("\n")
+    assert lines[0].startswith("2 papers of the collection match") and lines[1] == ""
+    assert lines[2].startswith("- <strong>Compute or Load KV Cache?</strong>: Cake loads")
+    assert "<strong>part</strong>" in lines[2] and lines[2].endswith(
+        'href="#pt-src-4-1" title="Show source 1">&#91;1&#93;</a>'
+    )
+    assert lines[3].startswith("- ⚠ <strong>D-Fusion</strong>") and "&#126;1.3×" in lines[3]
 
 
 def test_summarize_shows_a_linked_bibliography() -> None:
@@ -252,8 +372,110 @@ def test_paraphrased_support_highlights_the_best_matching_sentence() -> None:
     assert "<mark" not in unrelated
 
 
-def test_attributed_citation_is_labelled() -> None:
-    assert "cited by PaperTalk" in render.source_card(cake_citation(attributed=True), 1)
+def test_attributed_citation_is_explained_in_words() -> None:
+    card = render.source_card(cake_citation(attributed=True), 1)
+    assert "Source found by PaperTalk: the model&#39;s sentence named none" in card
+    assert "marker" not in card
+    message = render.answer_markdown(ask_answer(citations=[cake_citation(attributed=True)]), 1)
+    assert 'title="Show source 1 (found by PaperTalk)"' in message
+    assert "PaperTalk" not in render.source_card(cake_citation(), 1)
+
+
+# Paper text: LaTeX, Markdown and HTML from abstracts ----------------------------------------
+LATEX = (
+    "Cake is $3.31\\times$ faster, within $\\sim 1.3\\times$ of optimal, using 40\\% less memory."
+)
+MARKED = "We propose **Cake**, a *bidirectional* loader <script>alert(5)</script>."
+
+
+def latex_citation() -> Citation:
+    passage = f"{MARKED} {LATEX}"
+    return cake_citation(
+        title="Cake: $\\alpha$-Loading", passage=passage, spans=[], supporting=[LATEX]
+    )
+
+
+def test_latex_and_emphasis_render_in_answers() -> None:
+    answer = ask_answer(
+        citations=[latex_citation()],
+        sentences=[
+            AnswerSentence(LATEX, [1], "supported"),
+            AnswerSentence(MARKED, [1], "supported"),
+        ],
+    )
+    message = render.answer_markdown(answer, 1)
+    assert "3.31× faster, within &#126;1.3× of optimal, using 40% less memory" in message
+    assert "$" not in message and "&#36;" not in message and "&#92;" not in message
+    assert "<strong>Cake</strong>" in message and "<em>bidirectional</em>" in message
+    assert "&#42;" not in message and "**" not in message
+    assert "<script>" not in message and "&lt;script&gt;alert(5)&lt;/script&gt;" in message
+
+
+def test_latex_and_emphasis_render_in_source_cards() -> None:
+    card = render.source_card(latex_citation(), 1)
+    assert "Cake: α-Loading" in card
+    marked = re.findall(r'<mark class="pt-support">(.*?)</mark>', card)
+    assert marked == ["Cake is 3.31× faster, within ~1.3× of optimal, using 40% less memory."]
+    assert "<strong>Cake</strong>" in card and "<em>bidirectional</em>" in card
+    assert "<script>" not in card and "&lt;script&gt;" in card
+    related = render.hit_card(hit("$\\alpha$-Cake", passages=[Passage("c", LATEX, 0, 9)]))
+    assert "α-Cake" in related and "3.31×" in related and "$" not in related
+
+
+def test_latex_renders_in_the_export_and_html_is_not_live() -> None:
+    answer = ask_answer(
+        answer=f"{LATEX} [1] {MARKED} [1]",
+        citations=[latex_citation()],
+        sentences=[AnswerSentence(LATEX, [1], "unsupported")],
+    )
+    text = render.conversation_markdown(conversation_with(answer))
+    assert "Cake is 3.31× faster, within ~1.3× of optimal, using 40% less memory. [1]" in text
+    assert "**Cake**" in text  # Markdown emphasis stays Markdown
+    assert "<script>" not in text and "&lt;script>alert(5)&lt;/script>" in text
+    assert "> Not supported by the cited passage: Cake is 3.31×" in text
+    assert "[1] Cake: α-Loading." in text
+
+
+# Refusals, filters, header ------------------------------------------------------------------
+def test_a_refusal_says_why_in_the_chat_and_the_export() -> None:
+    refused = ask_answer(
+        refused=True,
+        answer=CANNOT_ANSWER,
+        citations=[],
+        related=[hit()],
+        refusal_reason="the papers never mention <GPUs>",
+    )
+    message = render.answer_markdown(refused, 1)
+    assert message.startswith(render.escape_md(CANNOT_ANSWER) + "\n\n")
+    assert '<span class="pt-reason">Why: the papers never mention &lt;GPUs&gt;.</span>' in message
+    assert message.index("Why:") < message.index("Possibly related")
+    assert 'class="pt-note"' in message  # the footer marks the answer as complete
+    text = render.conversation_markdown(conversation_with(refused))
+    assert f"{CANNOT_ANSWER}\n\nWhy: the papers never mention &lt;GPUs>." in text
+    assert "Why" not in render.answer_markdown(ask_answer(refused=True, answer=CANNOT_ANSWER), 1)
+
+
+def test_filters_are_shown_with_the_question_and_exported() -> None:
+    conversation = conversation_with(ask_answer())
+    conversation.turns[0].filters = SearchFilters(status="oral", author="Jin", title="<cache>")
+    user = render.chat_messages(conversation)[0]["content"]
+    assert user.startswith("How much does Cake reduce time to first token?<br>")
+    assert (
+        '<span class="pt-filters">Filters: status oral, author “Jin”, title contains '
+        "“&lt;cache&gt;”</span>"
+    ) in user
+    text = render.conversation_markdown(conversation)
+    assert "*Filters: status oral, author “Jin”, title contains “&lt;cache>”*" in text
+    plain = conversation_with(ask_answer())
+    assert "Filters" not in render.chat_messages(plain)[0]["content"]
+    assert "Filters" not in render.conversation_markdown(plain)
+
+
+def test_header_names_the_backend_it_is_given() -> None:
+    assert render.header_markdown(19, "extractive").endswith(
+        "19 papers in the store. LLM: extractive."
+    )
+    assert "LLM: local." in render.header_markdown(None, "local")
 
 
 def test_sources_panel_shows_the_latest_turn_and_keeps_older_ones() -> None:

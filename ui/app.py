@@ -1,48 +1,33 @@
-"""The PaperTalk page: Gradio Blocks wired to `ui.engine` (what to do) and `ui.render` (HTML).
+"""The PaperTalk page: the Gradio Blocks layout, each event wired to a handler in `ui.handlers`.
 
     demo = build_app(load_settings(llm="extractive"))
     launch(demo, host="127.0.0.1", port=7860)
 
-Named API endpoints (for `gradio_client`): `/ask` (question, mode) -> (answer text, citations)
-and `/history` () -> the calling session's turns (read-only). Every other event is private to
-the page.
+Layout lives here, what events do lives in `ui.handlers` (plain functions, no gradio); the
+small adapters below only turn their results into component updates. Named API endpoints (for
+`gradio_client`): `/ask` (question, mode) -> (answer text, citations) and `/history` () -> the
+calling session's turns (read-only). Every other event is private to the page.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 from gradio import utils as gr_utils
 
-from rag.answer.bibtex import bibtex as make_bibtex
 from rag.answer.modes import MODES
-from rag.errors import PaperTalkError
 from rag.settings import Settings
-from ui import render
+from ui import handlers, render
 from ui.assets import CSS, JS
-from ui.engine import (
-    DEFAULT_MAX_UPLOAD_MB,
-    MAX_PASSAGES,
-    UPLOAD_TYPES,
-    AnswererFactory,
-    Engine,
-    make_filters,
-)
+from ui.engine import DEFAULT_MAX_UPLOAD_MB, MAX_PASSAGES, UPLOAD_TYPES, AnswererFactory, Engine
+from ui.handlers import EXAMPLES, Choices, Download, Shown
 from ui.session import Conversation
 
 MODE_CHOICES = [("Ask", "ask"), ("Compare", "compare"), ("Summarize", "summarize")]
 STATUS_CHOICES = [("Any", ""), ("Oral", "oral"), ("Spotlight", "spotlight"), ("Poster", "poster")]
-EXAMPLES = {  # question -> mode (shown on an empty chat)
-    "How much does Cake reduce time to first token?": "ask",
-    "What does DreamDPO optimize, and how?": "ask",
-    "Compare D-Fusion and DreamDPO": "compare",
-    "Summarize the papers on preference optimization": "summarize",
-}
-STREAM_INTERVAL_S = 0.08  # at most ~12 chat updates per second while tokens stream
 CHAT_PLACEHOLDER = (
     "**Ask a question about ICML 2025 papers.**  \n"
     "Answers cite the abstracts they come from; click a citation to see its passage."
@@ -60,6 +45,38 @@ HISTORY_DESCRIPTION = (
 )
 
 
+@dataclass
+class Page:
+    """The page's components that events read or update."""
+
+    conversation: gr.State
+    header: gr.Markdown
+    chatbot: gr.Chatbot
+    question: gr.Textbox
+    send: gr.Button
+    mode: gr.Radio
+    new_chat: gr.Button
+    export: gr.DownloadButton
+    bibtex: gr.DownloadButton
+    status: gr.Dropdown
+    author: gr.Textbox
+    title: gr.Textbox
+    llm: gr.Dropdown
+    passages: gr.Slider
+    backends: gr.Markdown
+    upload: gr.File
+    add: gr.Button
+    report: gr.Markdown
+    sources: gr.HTML
+    api_question: gr.Textbox
+    api_mode: gr.Dropdown
+    api_answer: gr.Textbox
+    api_citations: gr.JSON
+    api_button: gr.Button
+    api_history: gr.JSON
+    api_history_button: gr.Button
+
+
 def build_app(
     settings: Settings,
     answerer_factory: AnswererFactory | None = None,
@@ -68,320 +85,282 @@ def build_app(
 ) -> gr.Blocks:
     """The PaperTalk page for `settings` (nothing is loaded until the first request)."""
     engine = Engine(settings, answerer_factory, max_upload_mb=max_upload_mb)
-
     with gr.Blocks(title="PaperTalk", analytics_enabled=False, fill_width=True) as demo:
-        conversation = gr.State(Conversation())
-        header = gr.Markdown(
-            render.header_markdown(None, settings.llm, loaded=False), elem_id="pt-header"
-        )
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=7, min_width=480):
-                chatbot = gr.Chatbot(
-                    value=[],
-                    label="Conversation",
+        page = _layout(engine)
+        _wire_chat(page, engine)
+        _wire_settings(demo, page, engine)
+        _wire_upload(page, engine)
+        _wire_api(page, engine)
+    demo.papertalk_engine = engine  # type: ignore[attr-defined]
+    return demo
+
+
+# Layout ----------------------------------------------------------------------------------------
+def _layout(engine: Engine) -> Page:
+    settings = engine.settings
+    conversation = gr.State(Conversation())
+    header = gr.Markdown(
+        render.header_markdown(None, settings.llm, loaded=False), elem_id="pt-header"
+    )
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=7, min_width=480):
+            chatbot = gr.Chatbot(
+                value=[],
+                label="Conversation",
+                show_label=False,
+                elem_id="pt-chat",
+                height=560,
+                placeholder=CHAT_PLACEHOLDER,
+                examples=[{"text": q} for q in EXAMPLES],
+                latex_delimiters=[],  # paper LaTeX is shown as Unicode by ui.text
+                buttons=["copy"],
+                sanitize_html=True,
+            )
+            with gr.Row():
+                question = gr.Textbox(
                     show_label=False,
-                    elem_id="pt-chat",
-                    height=560,
-                    placeholder=CHAT_PLACEHOLDER,
-                    examples=[{"text": q} for q in EXAMPLES],
-                    latex_delimiters=[],
-                    buttons=["copy"],
-                    sanitize_html=True,
+                    placeholder="Ask about the papers, e.g. How does Cake cut time to first token?",
+                    max_length=2000,
+                    lines=1,
+                    scale=8,
+                    elem_id="pt-question",
+                    autofocus=True,
                 )
+                send = gr.Button("Ask", variant="primary", scale=1, elem_id="pt-send")
+            with gr.Row(equal_height=True, elem_id="pt-controls"):
+                mode = gr.Radio(
+                    MODE_CHOICES,
+                    value="ask",
+                    label="Mode",
+                    show_label=False,
+                    container=False,
+                    scale=1,
+                    min_width=300,
+                    elem_id="pt-mode",
+                )
+                new_chat = gr.Button(
+                    "New chat", size="md", scale=0, min_width=110, elem_id="pt-new"
+                )
+                export = gr.DownloadButton(
+                    "Export (.md)",
+                    size="md",
+                    interactive=False,
+                    scale=0,
+                    min_width=130,
+                    elem_id="pt-export",
+                )
+                bibtex = gr.DownloadButton(
+                    "BibTeX", size="md", visible=False, scale=0, min_width=120, elem_id="pt-bibtex"
+                )
+            with gr.Accordion("Filters", open=False), gr.Row():
+                status = gr.Dropdown(STATUS_CHOICES, value="", label="Status", elem_id="pt-status")
+                author = gr.Textbox(label="Author contains", max_length=200, elem_id="pt-author")
+                title = gr.Textbox(label="Title keyword", max_length=200, elem_id="pt-title-kw")
+            with gr.Accordion("Settings", open=False):
                 with gr.Row():
-                    question = gr.Textbox(
-                        show_label=False,
-                        placeholder="Ask about the papers, e.g. How does Cake cut time to first "
-                        "token?",
-                        max_length=2000,
-                        lines=1,
-                        scale=8,
-                        elem_id="pt-question",
-                        autofocus=True,
+                    llm = gr.Dropdown(
+                        engine.backends(), value=settings.llm, label="LLM backend", elem_id="pt-llm"
                     )
-                    send = gr.Button("Ask", variant="primary", scale=1, elem_id="pt-send")
-                with gr.Row(equal_height=True, elem_id="pt-controls"):
-                    mode = gr.Radio(
-                        MODE_CHOICES,
-                        value="ask",
-                        label="Mode",
-                        show_label=False,
-                        container=False,
-                        scale=1,
-                        min_width=300,
-                        elem_id="pt-mode",
+                    passages = gr.Slider(
+                        1,
+                        MAX_PASSAGES,
+                        value=settings.passages,
+                        step=1,
+                        label="Papers retrieved per question",
                     )
-                    new_chat = gr.Button(
-                        "New chat", size="md", scale=0, min_width=110, elem_id="pt-new"
-                    )
-                    export = gr.DownloadButton(
-                        "Export (.md)",
-                        size="md",
-                        interactive=False,
-                        scale=0,
-                        min_width=130,
-                        elem_id="pt-export",
-                    )
-                    bibtex = gr.DownloadButton(
-                        "BibTeX",
-                        size="md",
-                        visible=False,
-                        scale=0,
-                        min_width=120,
-                        elem_id="pt-bibtex",
-                    )
-                with gr.Accordion("Filters", open=False), gr.Row():
-                    status = gr.Dropdown(STATUS_CHOICES, value="", label="Status")
-                    author = gr.Textbox(label="Author contains", max_length=200)
-                    title = gr.Textbox(label="Title keyword", max_length=200)
-                with gr.Accordion("Settings", open=False):
-                    with gr.Row():
-                        llm = gr.Dropdown(
-                            engine.backends(), value=settings.llm, label="LLM backend"
-                        )
-                        passages = gr.Slider(
-                            1,
-                            MAX_PASSAGES,
-                            value=settings.passages,
-                            step=1,
-                            label="Papers retrieved per question",
-                        )
-                    backends = gr.Markdown("Checking backends…", elem_id="pt-backends")
-                with gr.Accordion("Add papers", open=False):
-                    upload = gr.File(
-                        label=f"Paper list: JSONL, JSON, CSV or plain text (up to "
-                        f"{max_upload_mb} MB)",
-                        file_types=list(UPLOAD_TYPES),
-                        file_count="single",
-                        type="filepath",
-                        height=140,
-                        elem_id="pt-upload",
-                    )
-                    add = gr.Button("Add papers", elem_id="pt-add")
-                    report = gr.Markdown(elem_id="pt-report")
-            with gr.Column(scale=5, min_width=360):
-                sources = gr.HTML(
-                    render.sources_html(Conversation()),
-                    elem_id="pt-sources-box",
-                    js_on_load=None,
-                    apply_default_css=False,
+                backends = gr.Markdown("Checking backends…", elem_id="pt-backends")
+            with gr.Accordion("Add papers", open=False):
+                upload = gr.File(
+                    label=f"Paper list: JSONL, JSON, CSV or plain text (up to "
+                    f"{engine.max_upload_mb} MB)",
+                    file_types=list(UPLOAD_TYPES),
+                    file_count="single",
+                    type="filepath",
+                    height=140,
+                    elem_id="pt-upload",
                 )
-        with gr.Row(visible=False):  # the /ask endpoint's own inputs and outputs
-            api_question = gr.Textbox(label="question")
-            api_mode = gr.Dropdown(list(MODES), value="ask", label="mode")
-            api_answer = gr.Textbox(label="answer")
-            api_citations = gr.JSON(label="citations")
-            api_button = gr.Button("ask")
-            api_history = gr.JSON(label="history")
-            api_history_button = gr.Button("history")
-
-        # Chat -----------------------------------------------------------------------------------
-        def take_question(text: str, mode_value: str, conv: Conversation):  # type: ignore[no-untyped-def]
-            text = (text or "").strip()
-            if text:
-                conv.start(text, mode_value if mode_value in MODES else "ask")
-            return _shown(conv, busy=bool(text))
-
-        def take_example(conv: Conversation, evt: gr.SelectData):  # type: ignore[no-untyped-def]
-            value = evt.value if isinstance(evt.value, dict) else {}
-            text = str(value.get("text", "")).strip()
-            example_mode = EXAMPLES.get(text, "ask")
-            if text:
-                conv.start(text, example_mode)
-            return (*_shown(conv, busy=bool(text)), example_mode)
-
-        def _shown(conv: Conversation, *, busy: bool):  # type: ignore[no-untyped-def]
-            return (
-                render.chat_messages(conv),
-                render.sources_html(conv),
-                conv,
-                gr.update(value="", interactive=not busy),
-                gr.update(interactive=not busy),
+                add = gr.Button("Add papers", elem_id="pt-add")
+                report = gr.Markdown(elem_id="pt-report")
+        with gr.Column(scale=5, min_width=360):
+            sources = gr.HTML(
+                render.sources_html(Conversation()),
+                elem_id="pt-sources-box",
+                js_on_load=None,
+                apply_default_css=False,
             )
+    with gr.Row(visible=False):  # the /ask endpoint's own inputs and outputs
+        api_question = gr.Textbox(label="question")
+        api_mode = gr.Dropdown(list(MODES), value="ask", label="mode")
+        api_answer = gr.Textbox(label="answer")
+        api_citations = gr.JSON(label="citations")
+        api_button = gr.Button("ask")
+        api_history = gr.JSON(label="history")
+        api_history_button = gr.Button("history")
+    return Page(
+        conversation, header, chatbot, question, send, mode, new_chat, export, bibtex, status,
+        author, title, llm, passages, backends, upload, add, report, sources, api_question,
+        api_mode, api_answer, api_citations, api_button, api_history, api_history_button,
+    )  # fmt: skip
 
-        def answer(
-            conv: Conversation,
-            status_v: str,
-            author_v: str,
-            title_v: str,
-            llm_v: str,
-            passages_v: float,
-        ) -> Iterator[tuple[Any, ...]]:
-            """Answer the session's pending question(s), streaming chat and sources updates."""
-            keep = gr.skip()
-            try:
-                filters = make_filters(status_v, author_v, title_v)
-            except PaperTalkError as exc:
-                filters = None
-                for turn in conv.turns:
-                    if turn.pending:
-                        turn.error = str(exc)
-            last = 0.0
-            for turn in [t for t in conv.turns if t.pending]:
-                stage = None
-                for _ in engine.run_turn(
-                    conv, turn, filters=filters, llm=llm_v or None, passages=_int(passages_v)
-                ):
-                    changed = (bool(turn.hits), turn.answer is not None, turn.error)
-                    now = time.monotonic()
-                    if changed == stage and now - last < STREAM_INTERVAL_S:
-                        continue  # a token: throttle; sources do not change with tokens
-                    panel = render.sources_html(conv) if changed != stage else keep
-                    stage, last = changed, now
-                    yield render.chat_messages(conv), panel, conv, keep, keep, keep, keep
+
+# Events: each adapter calls a handler and turns its result into component updates ---------------
+def _shown(result: Shown) -> tuple[Any, ...]:
+    """Outputs [chatbot, sources, conversation, question, send]."""
+    return (
+        result.messages,
+        result.sources,
+        result.conversation,
+        gr.update(value="", interactive=not result.busy),
+        gr.update(interactive=not result.busy),
+    )
+
+
+def _download(file: Download | None, *, hide: bool = False) -> Any:
+    if file is None:
+        return (
+            gr.update(value=None, visible=False)
+            if hide
+            else gr.update(value=None, interactive=False)
+        )
+    if hide:
+        return gr.update(value=file.path, visible=True, label=file.label)
+    return gr.update(value=file.path, interactive=True)
+
+
+def _wire_chat(page: Page, engine: Engine) -> None:
+    def take_question(text: str, mode: str, conv: Conversation) -> tuple[Any, ...]:
+        return _shown(handlers.take_question(text, mode, conv))
+
+    def take_example(conv: Conversation, evt: gr.SelectData) -> tuple[Any, ...]:
+        result, mode = handlers.take_example(evt.value, conv)
+        return (*_shown(result), mode)
+
+    def answer(
+        conv: Conversation,
+        status: str,
+        author: str,
+        title: str,
+        llm: str,
+        passages: float,
+    ) -> Iterator[tuple[Any, ...]]:
+        """Answer the session's pending question(s), streaming chat and sources updates."""
+        choices = Choices(status, author, title, llm, passages)
+        keep = gr.skip()
+        for step in handlers.answer_steps(engine, conv, choices):
+            panel = keep if step.sources is None else step.sources
+            if not step.done:
+                yield step.messages, panel, conv, keep, keep, keep, keep
+                continue
             yield (
-                render.chat_messages(conv),
-                render.sources_html(conv),
+                step.messages,
+                panel,
                 conv,
-                _export_update(conv),
-                _bibtex_update(conv),
+                _download(step.export),
+                _download(step.bibtex, hide=True),
                 gr.update(interactive=True),
                 gr.update(interactive=True),
             )
 
-        def _export_update(conv: Conversation):  # type: ignore[no-untyped-def]
-            if not conv.turns:
-                return gr.update(value=None, interactive=False)
-            text = render.conversation_markdown(conv)
-            path = engine.write_file("papertalk-conversation.md", text)
-            return gr.update(value=path, interactive=True)
+    p = page
+    shown = [p.chatbot, p.sources, p.conversation, p.question, p.send]
+    answer_io: dict[str, Any] = {
+        "fn": answer,
+        "inputs": [p.conversation, p.status, p.author, p.title, p.llm, p.passages],
+        "outputs": [p.chatbot, p.sources, p.conversation, p.export, p.bibtex, p.question, p.send],
+        "concurrency_id": "answer",
+        "concurrency_limit": 1,
+        "show_progress": "hidden",
+        "api_visibility": "private",
+    }
+    taken: dict[str, Any] = {"queue": False, "api_visibility": "private", "show_progress": "hidden"}
+    typed = [p.question, p.mode, p.conversation]
+    events = [
+        p.question.submit(take_question, typed, shown, **taken).then(**answer_io),
+        p.send.click(take_question, typed, shown, **taken).then(**answer_io),
+        p.chatbot.example_select(take_example, [p.conversation], [*shown, p.mode], **taken).then(
+            **answer_io
+        ),
+    ]
 
-        def _bibtex_update(conv: Conversation):  # type: ignore[no-untyped-def]
-            last = conv.last_answer
-            if last is None or not last.citations or last.error or conv.turns[-1].failed:
-                return gr.update(value=None, visible=False)
-            text = last.bibtex or make_bibtex(last.citations)
-            path = engine.write_file("papertalk-references.bib", text + "\n")
-            return gr.update(value=path, visible=True, label=f"BibTeX ({len(last.citations)})")
+    def reset() -> tuple[Any, ...]:
+        return (*_shown(handlers.reset()), _download(None), _download(None, hide=True))
 
-        shown = [chatbot, sources, conversation, question, send]
-        answer_io: dict[str, Any] = {
-            "fn": answer,
-            "inputs": [conversation, status, author, title, llm, passages],
-            "outputs": [chatbot, sources, conversation, export, bibtex, question, send],
-            "concurrency_id": "answer",
-            "concurrency_limit": 1,
-            "show_progress": "hidden",
-            "api_visibility": "private",
-        }
-        taken: dict[str, Any] = {
-            "queue": False,
-            "api_visibility": "private",
-            "show_progress": "hidden",
-        }
-        events = [
-            question.submit(take_question, [question, mode, conversation], shown, **taken).then(
-                **answer_io
-            ),
-            send.click(take_question, [question, mode, conversation], shown, **taken).then(
-                **answer_io
-            ),
-            chatbot.example_select(take_example, [conversation], [*shown, mode], **taken).then(
-                **answer_io
-            ),
-        ]
-
-        def reset():  # type: ignore[no-untyped-def]
-            fresh = Conversation()
-            return (
-                [],
-                render.sources_html(fresh),
-                fresh,
-                gr.update(value="", interactive=True),
-                gr.update(interactive=True),
-                gr.update(value=None, interactive=False),
-                gr.update(value=None, visible=False),
-            )
-
-        reset_outputs = [chatbot, sources, conversation, question, send, export, bibtex]
-        for trigger in (new_chat.click, chatbot.clear):
-            trigger(
-                reset,
-                None,
-                reset_outputs,
-                cancels=events,
-                queue=False,
-                api_visibility="private",
-            )
-
-        # Settings and header ----------------------------------------------------------------
-        def describe_backends(_: str | None = None) -> str:
-            statuses = [engine.backend_status(b) for b in engine.backends()]
-            return render.backends_markdown(statuses, settings.llm)
-
-        def on_load():  # type: ignore[no-untyped-def]
-            return render.header_markdown(engine.paper_count(), settings.llm), describe_backends()
-
-        demo.load(on_load, None, [header, backends], api_visibility="private")
-        llm.change(describe_backends, llm, backends, api_visibility="private")
-
-        # Add papers -------------------------------------------------------------------------
-        def add_papers(path: str | None, progress: Any = gr.Progress()):  # type: ignore[no-untyped-def]  # noqa: B008
-            if not path:
-                return render.ingest_error_markdown("choose a file first"), gr.skip()
-            name = Path(path).name
-            progress(0, desc="Reading papers")
-
-            def on_progress(done: int, total: int) -> None:
-                progress((done, total), desc="Embedding", unit="chunks")
-
-            try:
-                result = engine.ingest(path, gr_utils.get_upload_folder(), on_progress)
-            except PaperTalkError as exc:
-                return render.ingest_error_markdown(str(exc)), gr.skip()
-            count = engine.paper_count()
-            return (
-                render.ingest_report_markdown(result, name, count),
-                render.header_markdown(count, settings.llm),
-            )
-
-        add.click(
-            add_papers,
-            upload,
-            [report, header],
-            concurrency_id="ingest",
-            concurrency_limit=1,
+    for trigger in (p.new_chat.click, p.chatbot.clear):
+        trigger(
+            reset,
+            None,
+            [*shown, p.export, p.bibtex],
+            cancels=events,
+            queue=False,
             api_visibility="private",
         )
 
-        # API ------------------------------------------------------------------------------------
-        def ask(question: str, mode: str, conv: Conversation):  # type: ignore[no-untyped-def]
-            turn = conv.start(question or "", mode or "ask")
-            for _ in engine.run_turn(conv, turn):
-                pass
-            error = turn.error or (turn.answer.error if turn.answer else None)
-            if error or turn.answer is None:
-                related = turn.answer.related if turn.answer else []
-                message = render.api_error_message(error or "no answer was produced", related)
-                raise gr.Error(message, print_exception=False)
-            return turn.answer.answer, render.citations_json(turn.answer), conv
 
-        api_button.click(
-            ask,
-            [api_question, api_mode, conversation],
-            [api_answer, api_citations, conversation],
-            api_name="ask",
-            api_description=ASK_DESCRIPTION,
-            concurrency_id="answer",
-            concurrency_limit=1,
-        )
+def _wire_settings(demo: gr.Blocks, page: Page, engine: Engine) -> None:
+    def on_load() -> tuple[str, str]:
+        return handlers.header(engine), handlers.backends(engine)
 
-        def history(conv: Conversation) -> list[dict[str, Any]]:
-            return conv.transcript()
+    def on_llm(llm: str | None) -> tuple[str, str]:
+        return handlers.header(engine, llm), handlers.backends(engine)
 
-        api_history_button.click(  # read-only and cheap: not queued behind the answers
-            history,
-            [conversation],
-            [api_history],
-            api_name="history",
-            api_description=HISTORY_DESCRIPTION,
-            concurrency_id="history",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
+    demo.load(on_load, None, [page.header, page.backends], api_visibility="private")
+    page.llm.change(on_llm, page.llm, [page.header, page.backends], api_visibility="private")
 
-    demo.papertalk_engine = engine  # type: ignore[attr-defined]
-    return demo
+
+def _wire_upload(page: Page, engine: Engine) -> None:
+    def add_papers(path: str | None, progress: Any = gr.Progress()) -> str:  # noqa: B008
+        if path:
+            progress(0, desc="Reading papers")
+
+        def on_progress(done: int, total: int) -> None:
+            progress((done, total), desc="Embedding", unit="chunks")
+
+        return handlers.add_papers(engine, path, gr_utils.get_upload_folder(), on_progress)
+
+    def show_header(llm: str | None) -> str:
+        return handlers.header(engine, llm)
+
+    page.add.click(  # inputs stay [upload]: tests/test_ui_security.py finds the event by them
+        add_papers,
+        page.upload,
+        page.report,
+        concurrency_id="ingest",
+        concurrency_limit=1,
+        api_visibility="private",
+    ).then(show_header, page.llm, page.header, api_visibility="private", queue=False)
+
+
+def _wire_api(page: Page, engine: Engine) -> None:
+    def ask(question: str, mode: str, conv: Conversation) -> tuple[Any, ...]:
+        try:
+            text, citations = handlers.ask(engine, question, mode, conv)
+        except handlers.AskError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+        return text, citations, conv
+
+    page.api_button.click(
+        ask,
+        [page.api_question, page.api_mode, page.conversation],
+        [page.api_answer, page.api_citations, page.conversation],
+        api_name="ask",
+        api_description=ASK_DESCRIPTION,
+        concurrency_id="answer",
+        concurrency_limit=1,
+    )
+
+    def history(conv: Conversation) -> list[dict[str, Any]]:
+        return handlers.history(conv)
+
+    page.api_history_button.click(  # read-only and cheap: not queued behind the answers
+        history,
+        [page.conversation],
+        [page.api_history],
+        api_name="history",
+        api_description=HISTORY_DESCRIPTION,
+        concurrency_id="history",
+        concurrency_limit=None,
+        show_progress="hidden",
+    )
 
 
 def theme() -> Any:
@@ -402,9 +381,11 @@ def launch(
     max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB,
     block: bool = True,
     quiet: bool = False,
+    app_kwargs: dict[str, Any] | None = None,
 ) -> Any:
     """Serve the page (never through a share link). The queue keeps every request: answering
-    runs one at a time (concurrency group "answer"), so the local LLM never runs twice at once."""
+    runs one at a time (concurrency group "answer"), so the local LLM never runs twice at once.
+    `app_kwargs` go to Gradio's FastAPI app (ui/integrations.py: the /v1 API and /mcp)."""
     demo.queue(default_concurrency_limit=4)
     return demo.launch(
         server_name=host,
@@ -420,11 +401,5 @@ def launch(
         theme=theme(),
         css=CSS,
         js=JS,
+        app_kwargs=app_kwargs,
     )
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

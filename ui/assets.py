@@ -53,11 +53,31 @@ a.pt-cite:hover { text-decoration: underline !important; }
 #pt-report { font-size: 14px; }
 #pt-mode { align-self: center; }
 #pt-chat table { font-size: 13px; }
-#pt-chat table td:first-child { min-width: 96px; font-weight: 600; }
+.pt-table-wrap { overflow-x: auto; max-width: 100%; margin: 2px 0 6px; }
+#pt-chat table.pt-compare { border-collapse: collapse; min-width: 640px; width: 100%;
+  line-height: 1.4; }
+#pt-chat .pt-compare th, #pt-chat .pt-compare td { vertical-align: top; text-align: left;
+  padding: 6px 8px; border: 1px solid var(--border-color-primary); }
+#pt-chat .pt-compare thead th { font-size: 11px; text-transform: uppercase;
+  letter-spacing: .04em; white-space: nowrap; color: var(--body-text-color-subdued); }
+#pt-chat .pt-compare th[scope=row] { white-space: nowrap; font-weight: 600; }
+#pt-chat .pt-compare td { min-width: 150px; max-width: 260px; }
+#pt-chat .pt-compare td.pt-none { min-width: 0; color: var(--body-text-color-subdued); }
+.pt-paper { border-bottom: 1px dotted var(--body-text-color-subdued); cursor: help; }
+#pt-chat .pt-compare td span[title] { cursor: help; }
+.pt-quotes { margin: 0; }
+.pt-quotes dt { font-size: 11px; font-weight: 700; text-transform: uppercase;
+  letter-spacing: .04em; color: var(--body-text-color-subdued); margin-top: 4px; }
+.pt-quotes dd { margin: 0 0 4px 0; }
+.pt-reason { font-size: 13px; color: var(--body-text-color-subdued); }
+.pt-filters { font-size: 12px; opacity: .85; }
 """
 
-# Citation clicks: show the cited source card (its turn's section, highlighted, scrolled to).
-# One listener on the document, so it works for messages rendered after the page loaded.
+# Citation clicks: show the cited source card (its turn's section, highlighted, scrolled to
+# within the sources panel, the page itself stays put). One listener on the document, so it works
+# for messages rendered after the page loaded.
+# New questions: the chat follows the new turn (scrolled to its answer, though the reader had
+# scrolled up to an older turn), until the answer is done or the reader scrolls.
 JS = """
 function () {
   if (window.__paperTalkCitations) { return; }
@@ -79,7 +99,51 @@ function () {
       other.classList.remove("pt-active");
     });
     card.classList.add("pt-active");
-    card.scrollIntoView({behavior: "smooth", block: "nearest"});
+    var box = document.getElementById("pt-sources-box");
+    if (box && box.contains(card) && box.scrollHeight > box.clientHeight) {
+      var top = card.getBoundingClientRect().top - box.getBoundingClientRect().top;
+      box.scrollTo({top: box.scrollTop + top - 8, behavior: "smooth"});
+    } else {
+      card.scrollIntoView({behavior: "smooth", block: "nearest"});
+    }
   }, true);
+
+  function followNewTurns() {
+    var chat = document.getElementById("pt-chat");
+    if (!chat) { setTimeout(followNewTurns, 250); return; }
+    var asked = chat.querySelectorAll("[data-testid=user]").length;
+    var following = false;
+    function stop() { following = false; }
+    ["wheel", "touchstart"].forEach(function (name) {
+      chat.addEventListener(name, stop, {passive: true});
+    });
+    function show() {
+      var wrap = chat.querySelector(".bubble-wrap");
+      var questions = chat.querySelectorAll("[data-testid=user]");
+      if (!wrap || !questions.length) { return; }
+      var question = questions[questions.length - 1];
+      // To the end of the answer, but never past the top of its question.
+      var bottom = wrap.scrollHeight - wrap.clientHeight;
+      var offset = question.getBoundingClientRect().top - wrap.getBoundingClientRect().top;
+      wrap.scrollTop = Math.max(0, Math.min(bottom, wrap.scrollTop + offset - 8));
+      var rect = chat.getBoundingClientRect();
+      if (rect.top < 0 || rect.bottom > window.innerHeight) {
+        chat.scrollIntoView({block: "nearest"});
+      }
+    }
+    new MutationObserver(function () {
+      var count = chat.querySelectorAll("[data-testid=user]").length;
+      if (count > asked) { following = true; }
+      asked = count;
+      if (!following) { return; }
+      show();
+      var answers = chat.querySelectorAll("[data-testid=bot]");
+      var last = answers.length ? answers[answers.length - 1] : null;
+      if (answers.length >= count && last && last.querySelector(".pt-note, .pt-error")) {
+        following = false;  // the answer is complete
+      }
+    }).observe(chat, {childList: true, subtree: true, characterData: true});
+  }
+  followNewTurns();
 }
 """

@@ -43,6 +43,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=int,
         help="largest paper list the page accepts, in MB (default 50)",
     )
+    serve.add_argument(
+        "--mcp",
+        action="store_true",
+        default=None,
+        help="also serve the PaperTalk tools over MCP at /mcp (also PAPERTALK_MCP)",
+    )
     serve.set_defaults(handler=cmd_serve)
 
 
@@ -111,10 +117,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     shown = f"[{host}]" if ":" in host else host
+    from ui.integrations import serve_programs  # the /v1 API and /mcp on the same server
+
+    app_kwargs, notes = serve_programs(
+        settings,
+        engine.searcher,
+        host=host,
+        url=f"http://{shown}:{port}",
+        page_login=auth is not None,
+        mcp=bool(args.mcp or settings.mcp),
+    )
     print(
         f"PaperTalk: http://{shown}:{port} ({count or 0} papers, LLM {settings.llm}); "
         "Ctrl+C to stop",
+        *notes,
+        sep="\n",
         flush=True,
     )
-    launch(demo, host=host, port=port, auth=auth, max_upload_mb=max_upload_mb, quiet=True)
+    launch(
+        demo,
+        host=host,
+        port=port,
+        auth=auth,
+        max_upload_mb=max_upload_mb,
+        quiet=True,
+        app_kwargs=app_kwargs,
+    )
     return 0

@@ -2,7 +2,9 @@
 
 No gradio here: every function takes `rag` records and returns a string, so all of it is tested
 without a server. Every piece of paper or user text goes through `escape`/`escape_md` before it
-reaches the page: a title such as `<img src=x onerror=alert(1)>` is shown as text.
+reaches the page: a title such as `<img src=x onerror=alert(1)>` is shown as text. Paper text
+(titles, abstracts' sentences) first has its LaTeX shown as Unicode and its Markdown emphasis
+as <strong>/<em> (`ui.text`), the same in the chat, the source cards and the exports.
 
 Anchors: the source card of reference [n] of turn t has the id `pt-src-t-n`; the chat's citation
 links point to it (`#pt-src-t-n`) and the page's script (ui/assets.py) shows it on click.
@@ -12,25 +14,37 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from rag.answer.citations import UNSUPPORTED, WEAK, lexical_containment
 from rag.answer.modes.extractive import EXTRACTIVE_LABEL
 from rag.records import STATUSES, Answer, Citation, PaperHit
+from rag.retrieve.hybrid import SearchFilters
+from rag.text.names import method_name, short_names
 from rag.text.sentences import split_sentences
 from ui.session import Conversation, Turn
+from ui.text import emphasis_spans, latex_to_text, plain_text
 
 # Characters that are HTML or Markdown syntax, as entities (one pass, so entities stay intact).
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
-_MD_INLINE = {"[": "&#91;", "]": "&#93;", "`": "&#96;", "\\": "&#92;", "$": "&#36;"}
-_MD_FULL = {**_MD_INLINE, "*": "&#42;", "_": "&#95;", "#": "&#35;", "|": "&#124;", "~": "&#126;"}
+_MD_INLINE = {"[": "&#91;", "]": "&#93;", "`": "&#96;", "\\": "&#92;", "$": "&#36;", "~": "&#126;"}
+_MD_FULL = {**_MD_INLINE, "*": "&#42;", "_": "&#95;", "#": "&#35;", "|": "&#124;"}
 _ESCAPE = str.maketrans(_HTML)
 _ESCAPE_MD_INLINE = str.maketrans({**_HTML, **_MD_INLINE})
 _ESCAPE_MD = str.maketrans({**_HTML, **_MD_FULL})
 _SAFE_URL = re.compile(r"^https?://[^\s<>\"'`]+$", re.IGNORECASE)
 _REF = re.compile(r"\[(\d{1,3})\]")
 MAX_AUTHORS = 3
+NAME_CHARS = 28  # a paper's name in a compare table: its method name, or its title cut short
+CELL_WORDS = 12  # a compare table's cells show at most this many words (all of it on hover)
+LEAD_WORDS = 5  # a lead-in clause ("To address this issue,") this short is left out of a cell
+LIST_MODES = ("list", "authors")  # answers that are a lead line and one "- " line per paper
+ATTRIBUTED_NOTE = (
+    "Source found by PaperTalk: the model's sentence named none, so it links to the passage "
+    "that supports it best."
+)
 _ENDS = (".", "?", "!")
 HIGHLIGHT_MIN = 0.3  # word containment for a passage sentence to count as the supporting one
 
@@ -58,20 +72,47 @@ def _escape_md_inline(text: str) -> str:
     return str(text).translate(_ESCAPE_MD_INLINE)
 
 
+def paper_md(text: str) -> str:
+    """Paper text for a chat message: LaTeX as Unicode, emphasis as tags, the rest escaped."""
+    return _styled(latex_to_text(text), escape_md)
+
+
+def paper_html(text: str) -> str:
+    """Paper text for an HTML context (source cards): like `paper_md`."""
+    return _styled(latex_to_text(text), escape)
+
+
+def _styled(text: str, escaper: Any) -> str:
+    """`text` escaped by `escaper`, with its Markdown emphasis shown as <strong>/<em>."""
+    out = []
+    for style, piece in emphasis_spans(text):
+        body = escaper(piece)
+        for tag in reversed(style.split()):
+            body = f"<{tag}>{body}</{tag}>"
+        out.append(body)
+    return "".join(out)
+
+
 def safe_url(url: str) -> str | None:
     """The URL if it is a plain http(s) URL, else None (never a javascript: or data: link)."""
     url = (url or "").strip()
     return url if _SAFE_URL.match(url) else None
 
 
-def link(url: str, text: str, css_class: str = "") -> str:
-    """An external link that opens in a new tab, or the escaped text when the URL is unsafe."""
+def link(url: str, text: str, css_class: str = "", *, label_html: str | None = None) -> str:
+    """An external link that opens in a new tab, or the escaped text when the URL is unsafe.
+    `label_html` (already escaped) replaces the escaped `text` as the label."""
     target = safe_url(url)
-    label = escape(text)
+    label = escape(text) if label_html is None else label_html
     if target is None:
         return label
     cls = f' class="{css_class}"' if css_class else ""
     return f'<a{cls} href="{escape(target)}" target="_blank" rel="noopener noreferrer">{label}</a>'
+
+
+def title_link(url: str, title: str, css_class: str = "") -> str:
+    """A paper's title (LaTeX and emphasis rendered) linked to its page."""
+    return link(url, title, css_class, label_html=paper_html(title))
 
 
 def authors_short(authors: Sequence[str], limit: int = MAX_AUTHORS) -> str:
@@ -86,12 +127,11 @@ def anchor_id(turn: int, ref: int) -> str:
     return f"pt-src-{turn}-{ref}"
 
 
-def cite_link(turn: int, ref: int) -> str:
-    """A clickable [n] that shows source n of this turn in the sources panel."""
-    return (
-        f'<a class="pt-cite" href="#{anchor_id(turn, ref)}" title="Show source {ref}">'
-        f"&#91;{ref}&#93;</a>"
-    )
+def cite_link(turn: int, ref: int, *, found: bool = False) -> str:
+    """A clickable [n] that shows source n of this turn in the sources panel (`found`: the
+    model cited nothing there, PaperTalk found the source)."""
+    title = f"Show source {ref}" + (" (found by PaperTalk)" if found else "")
+    return f'<a class="pt-cite" href="#{anchor_id(turn, ref)}" title="{title}">&#91;{ref}&#93;</a>'
 
 
 def _link_markers(text: str, turn: int, refs: set[int], escaper: Any) -> str:
@@ -109,12 +149,15 @@ def _link_markers(text: str, turn: int, refs: set[int], escaper: Any) -> str:
     return "".join(out)
 
 
-def _sentence_markdown(text: str, refs: Sequence[int], support: str, turn: int) -> str:
-    body = escape_md(text)
+def _sentence_markdown(
+    text: str, refs: Sequence[int], support: str, turn: int, found: set[int] | None = None
+) -> str:
+    body = paper_md(text)
     ending = ""
     if body and body[-1] in ".!?":
         body, ending = body[:-1], body[-1]
-    links = "".join(cite_link(turn, n) for n in dict.fromkeys(refs))
+    found = found or set()
+    links = "".join(cite_link(turn, n, found=n in found) for n in dict.fromkeys(refs))
     if links:
         body = f"{body} {links}"
     body += ending
@@ -134,27 +177,221 @@ def answer_markdown(answer: Answer, turn: int) -> str:
     if answer.error:
         return error_markdown(answer.error, answer.related)
     if answer.refused:
-        return refusal_markdown(answer)
+        return f'{refusal_markdown(answer)}\n\n<span class="pt-note">{_footer(answer)}</span>'
     refs = {c.n for c in answer.citations}
+    found = {c.n for c in answer.citations if c.attributed}
     if answer.mode == "ask" and answer.sentences:
         body = " ".join(
-            _sentence_markdown(s.text, s.citations, s.support, turn) for s in answer.sentences
+            _sentence_markdown(s.text, s.citations, s.support, turn, found)
+            for s in answer.sentences
         )
     elif answer.mode == "summarize":
-        body = _link_markers(_strip_bibliography(answer.answer), turn, refs, _escape_md_inline)
+        body = _link_markers(_strip_bibliography(answer.answer), turn, refs, _inline_md)
         body += "\n\n" + bibliography_markdown(answer.citations, turn)
+    elif answer.mode == "compare" and compare_table(answer.answer)[0]:
+        unsupported = {s.text for s in answer.sentences if s.support == UNSUPPORTED}
+        body = compare_markdown(answer.answer, turn, answer.citations, unsupported)
+    elif answer.mode in LIST_MODES or any(
+        line.startswith("- ") for line in answer.answer.split("\n")
+    ):
+        body = list_markdown(answer, turn)
     else:
-        body = _link_markers(answer.answer, turn, refs, _escape_md_inline)
+        body = _link_markers(answer.answer, turn, refs, _inline_md)
     notes: list[str] = []
     if any(s.support == UNSUPPORTED for s in answer.sentences):
         notes.append("⚠ marks a sentence the cited passage does not support")
-    if any(s.support == WEAK for s in answer.sentences):
+    if any(s.support == WEAK for s in answer.sentences) and answer.mode == "ask":
         notes.append("dotted underline: weakly supported")
     if answer.extractive:
-        notes.append(EXTRACTIVE_LABEL.lower())
-    footer = f"{answer.llm}" + (f" · {_seconds(answer)}" if answer.timings_ms else "")
-    notes.append(footer)
-    return f'{body}\n\n<span class="pt-note">{escape_md(" · ".join(notes))}</span>'
+        notes.append(escape_md(EXTRACTIVE_LABEL.lower()))
+    notes.append(_footer(answer))
+    return f'{body}\n\n<span class="pt-note">{" · ".join(notes)}</span>'
+
+
+def _footer(answer: Answer) -> str:
+    """Which backend answered, and how long it took (escaped)."""
+    return escape_md(answer.llm + (f" · {_seconds(answer)}" if answer.timings_ms else ""))
+
+
+def _inline_md(text: str) -> str:
+    """Markdown built by `rag` (summaries): LaTeX shown as Unicode, emphasis and list
+    structure kept for the Markdown renderer, everything else escaped."""
+    return _escape_md_inline(latex_to_text(text))
+
+
+# Compare tables and paper lists ----------------------------------------------------------------
+_RULE = re.compile(r"\|(?:\s*:?-+:?\s*\|)+")
+_TRAILING_REF = re.compile(r"\s*\[(\d{1,3})\]\s*$")
+_LIST_ITEM = re.compile(r"^(?P<name>[^:\n]{1,120}?): (?P<quote>.+?)\s*\[(?P<n>\d{1,3})\]\s*$")
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    ref: int | None  # the row's reference number
+    name: str  # the paper as the table names it
+    cells: list[str]  # one per column, without the marker; "" for an empty cell
+
+
+def compare_table(text: str) -> tuple[list[str], list[CompareRow], str]:
+    """A compare answer's Markdown table as (column names, rows, the prose after it); no
+    columns when `text` does not start with a table."""
+    lines = text.split("\n")
+    count = next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))
+    if count < 3 or not _RULE.fullmatch(lines[1].strip()):
+        return [], [], text
+    header = _split_row(lines[0])
+    rows = []
+    for line in lines[2:count]:
+        cells = [_TRAILING_REF.sub("", c) for c in _split_row(line)]
+        cells = ["" if c in ("—", "-", "") else c for c in cells]
+        refs = _TRAILING_REF.search(_split_row(line)[0])
+        rows.append(CompareRow(int(refs.group(1)) if refs else None, cells[0], cells[1:]))
+    return header, rows, "\n".join(lines[count:]).strip()
+
+
+def _split_row(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def paper_name(title: str, context: str = "") -> str:
+    """A short name for a paper: the name before its title's colon ("DreamDPO: ..."), the
+    method its abstract introduces ("we propose Cake, ..."), a name-like word of its title, or
+    its title cut at a word."""
+    title = " ".join(title.split())
+    head, sep, _ = title.partition(":")
+    if sep and 1 <= len(head.split()) <= 3:
+        return head.strip()
+    introduced = method_name(context) if context else ""
+    if introduced:
+        return introduced
+    names = short_names(title)
+    return names[0] if names else shorten_title(title)
+
+
+def shorten_title(title: str, limit: int = NAME_CHARS) -> str:
+    """`title` cut at a word boundary within `limit` characters (never inside a word)."""
+    title = " ".join(latex_to_text(title).split())
+    if len(title) <= limit:
+        return title
+    cut = title[: limit + 1].rsplit(" ", 1)[0] if " " in title[:limit] else title.split(" ")[0]
+    return cut.rstrip(",;:-–—?.") + "…"
+
+
+def short_cell(text: str, words: int = CELL_WORDS) -> str:
+    """A table cell shortened: without a lead-in clause ("To address these limitations,"), and
+    at most `words` words. The cell's full text stays on hover and in its source card."""
+    parts = text.split()
+    dropped = False
+    for _ in range(2):
+        comma = next((i for i, w in enumerate(parts[:LEAD_WORDS]) if w.endswith(",")), None)
+        lead = parts[: comma + 1] if comma is not None else []
+        # A lead-in is 2-5 words without a name in it; what follows must still say something.
+        if not 2 <= len(lead) <= LEAD_WORDS or any(w[:1].isupper() for w in lead[1:]):
+            break
+        if len(parts) - len(lead) < 6:
+            break
+        parts, dropped = parts[len(lead) :], True
+    cut = len(parts) > words
+    if cut:
+        parts = parts[:words]
+        parts[-1] = parts[-1].rstrip(",;:.")
+    if parts and parts[-1] == "…":
+        parts, cut = parts[:-1], True
+    return ("…" if dropped else "") + " ".join(parts) + ("…" if cut else "")
+
+
+def compare_markdown(
+    text: str,
+    turn: int,
+    citations: Sequence[Citation] = (),
+    unsupported: set[str] | frozenset[str] = frozenset(),
+) -> str:
+    """A compare answer: its table as a scrollable HTML table (rows named by short paper names,
+    full titles on hover; cells shortened, full text on hover; columns empty in every row left
+    out; ⚠ on a cell its abstract does not support), then its prose."""
+    header, rows, rest = compare_table(text)
+    by_ref = {c.n: c for c in citations}
+    used = [i for i in range(len(header) - 1) if any(_cell(r, i) for r in rows)]
+    head = "".join(
+        f'<th scope="col">{escape(h)}</th>' for h in [header[0]] + [header[i + 1] for i in used]
+    )
+    body = []
+    for row in rows:
+        citation = by_ref.get(row.ref) if row.ref is not None else None
+        if citation is not None:
+            title = citation.title
+            name = paper_name(title, " ".join([citation.passage, *citation.supporting]))
+            marker = " " + cite_link(turn, citation.n)
+        else:
+            title, name = row.name, row.name.rstrip("…")
+            marker = f" &#91;{row.ref}&#93;" if row.ref is not None else ""
+        tip = escape(" ".join(plain_text(title).split()))
+        cells = [
+            f'<th scope="row"><span class="pt-paper" title="{tip}">'
+            f"{paper_html(name)}</span>{marker}</th>"
+        ]
+        for i in used:
+            cell = _cell(row, i)
+            if not cell:
+                cells.append('<td class="pt-none">—</td>')
+                continue
+            short = short_cell(cell)
+            full = f' title="{escape(plain_text(cell))}"' if short != cell else ""
+            flag = "⚠ " if cell in unsupported else ""
+            cells.append(f"<td>{flag}<span{full}>{paper_html(short)}</span>{marker}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    table = (
+        f'<div class="pt-table-wrap"><table class="pt-compare"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+    if rest:
+        refs = set(by_ref)
+        table += "\n\n" + _link_markers(rest, turn, refs, _inline_md)
+    return table
+
+
+def _cell(row: CompareRow, i: int) -> str:
+    return row.cells[i] if i < len(row.cells) else ""
+
+
+def compare_quotes(answer: Answer) -> dict[int, list[tuple[str, str]]]:
+    """For each reference of a compare answer: (columns, quoted sentence) pairs from its row,
+    each sentence once (columns joined with " · " if it fills more than one)."""
+    header, rows, _ = compare_table(answer.answer)
+    quotes: dict[int, list[tuple[str, str]]] = {}
+    for row in rows:
+        if row.ref is None:
+            continue
+        seen: dict[str, list[str]] = {}
+        for column, cell in zip(header[1:], row.cells, strict=False):
+            if cell:
+                seen.setdefault(cell, []).append(column)
+        quotes[row.ref] = [(" · ".join(columns), cell) for cell, columns in seen.items()]
+    return quotes
+
+
+def list_markdown(answer: Answer, turn: int) -> str:
+    """A list answer: its lead line, then one item per paper (name, quoted line, citation)."""
+    by_ref = {c.n: c for c in answer.citations}
+    unsupported = [s.text for s in answer.sentences if s.support == UNSUPPORTED]
+    out: list[str] = []
+    for line in answer.answer.split("\n"):
+        if not line.startswith("- "):
+            out.append(_link_markers(line, turn, set(by_ref), paper_md))
+            continue
+        item = line[2:]
+        flag = "⚠ " if any(text and text in item for text in unsupported) else ""
+        match = _LIST_ITEM.match(item)
+        if match and int(match.group("n")) in by_ref:
+            n = int(match.group("n"))
+            name = f"<strong>{paper_md(match.group('name'))}</strong>"
+            item_md = f"{name}: {paper_md(match.group('quote'))} {cite_link(turn, n)}"
+        else:
+            item_md = _link_markers(item, turn, set(by_ref), paper_md)
+        if out and not out[-1].startswith("- ") and out[-1] != "":
+            out.append("")  # a list after a paragraph line
+        out.append(f"- {flag}{item_md}")
+    return "\n".join(out)
 
 
 def _seconds(answer: Answer) -> str:
@@ -169,7 +406,8 @@ def _strip_bibliography(text: str) -> str:
 
 def bibliography_markdown(citations: Sequence[Citation], turn: int) -> str:
     entries = [
-        f"{cite_link(turn, c.n)} {link(c.url, c.title)}{'' if c.title.endswith(_ENDS) else '.'} "
+        f"{cite_link(turn, c.n)} {title_link(c.url, c.title)}"
+        f"{'' if c.title.endswith(_ENDS) else '.'} "
         f"{escape_md(authors_short(c.authors, 6))}. ICML 2025."
         for c in citations
     ]
@@ -177,11 +415,22 @@ def bibliography_markdown(citations: Sequence[Citation], turn: int) -> str:
 
 
 def refusal_markdown(answer: Answer) -> str:
+    """The fixed refusal phrase, why the papers don't answer, and the possibly related papers."""
     text = escape_md(answer.answer)
+    if answer.refusal_reason:
+        text += f'\n\n<span class="pt-reason">{escape_md(refusal_reason(answer))}</span>'
     if not answer.related:
         return text
     items = "\n".join(f"- {_hit_line(h)}" for h in answer.related)
     return f"{text}\n\n**Possibly related papers:**\n\n{items}"
+
+
+def refusal_reason(answer: Answer) -> str:
+    """ "Why: ..." for a refusal with a reason, else ""."""
+    reason = " ".join(answer.refusal_reason.split())
+    if not reason:
+        return ""
+    return f"Why: {reason}" + ("" if reason.endswith(_ENDS) else ".")
 
 
 def error_markdown(error: str, hits: Sequence[PaperHit] = ()) -> str:
@@ -194,13 +443,15 @@ def error_markdown(error: str, hits: Sequence[PaperHit] = ()) -> str:
 
 def _hit_line(hit: PaperHit) -> str:
     badge = f" · {escape_md(hit.status)}" if hit.status else ""
-    return f"{link(hit.url, hit.title)} — {escape_md(authors_short(hit.authors))}{badge}"
+    return f"{title_link(hit.url, hit.title)} — {escape_md(authors_short(hit.authors))}{badge}"
 
 
 def streaming_markdown(turn: Turn) -> str:
     """The message while an answer streams in."""
+    if turn.partial and turn.mode == "compare" and compare_table(turn.partial)[0]:
+        return compare_markdown(turn.partial, turn.number) + " ▍"
     if turn.partial:
-        return escape_md(turn.partial) + " ▍"
+        return paper_md(turn.partial) + " ▍"
     if turn.hits:
         n = len(turn.hits)
         return f"_Reading {n} retrieved paper{'s' if n != 1 else ''}…_"
@@ -220,9 +471,27 @@ def chat_messages(conversation: Conversation) -> list[dict[str, str]]:
     messages: list[dict[str, str]] = []
     for turn in conversation.turns:
         prefix = "" if turn.mode == "ask" else f"**{turn.mode.capitalize()}:** "
-        messages.append({"role": "user", "content": prefix + escape_md(turn.question)})
+        question = prefix + escape_md(turn.question)
+        if filters_text(turn.filters):
+            label = escape_md(filters_text(turn.filters))
+            question += f'<br><span class="pt-filters">{label}</span>'
+        messages.append({"role": "user", "content": question})
         messages.append({"role": "assistant", "content": turn_message(turn)})
     return messages
+
+
+def filters_text(filters: SearchFilters | None) -> str:
+    """The filters a question was asked with, in words ("" when none)."""
+    if filters is None:
+        return ""
+    parts = []
+    if filters.status:
+        parts.append(f"status {filters.status.lower()}")
+    if filters.author:
+        parts.append(f"author “{filters.author}”")
+    if filters.title:
+        parts.append(f"title contains “{filters.title}”")
+    return "Filters: " + ", ".join(parts) if parts else ""
 
 
 # Source cards ---------------------------------------------------------------------------------
@@ -265,15 +534,28 @@ def highlighted(sentences: Sequence[str], supporting: Sequence[str]) -> set[int]
 
 
 def passage_html(citation: Citation) -> str:
-    pieces = passage_sentences(citation)
+    """The passage, each sentence once, the ones that support the answer highlighted."""
+    pieces: list[tuple[str, bool]] = []
+    for text, gap in passage_sentences(citation):
+        if any(text == seen for seen, _ in pieces):
+            continue
+        pieces.append((text, gap))
     marked = highlighted([p for p, _ in pieces], citation.supporting)
     parts: list[str] = []
     for i, (text, gap) in enumerate(pieces):
         if gap:
             parts.append('<span class="pt-gap">…</span>')
-        body = escape(text)
+        body = paper_html(text)
         parts.append(f'<mark class="pt-support">{body}</mark>' if i in marked else body)
     return " ".join(parts)
+
+
+def quotes_html(quotes: Sequence[tuple[str, str]]) -> str:
+    """A compare card's body: each sentence its row quotes, under the columns it fills."""
+    items = "".join(
+        f"<dt>{escape(columns)}</dt><dd>{paper_html(text)}</dd>" for columns, text in quotes
+    )
+    return f'<dl class="pt-quotes">{items}</dl>'
 
 
 def status_badge(status: str) -> str:
@@ -283,33 +565,38 @@ def status_badge(status: str) -> str:
     return f'<span class="pt-badge pt-badge-{status}">{status}</span>'
 
 
-def source_card(citation: Citation, turn: int) -> str:
+def source_card(
+    citation: Citation, turn: int, quotes: Sequence[tuple[str, str]] | None = None
+) -> str:
+    """The card of reference n: title, authors, status, and the passage the answer rests on
+    (`quotes`: a compare table's cells from this paper, shown under their columns)."""
     extra = []
     if safe_url(citation.pmlr_url):
         extra.append(link(citation.pmlr_url, "PMLR"))
     if citation.attributed:
-        extra.append("cited by PaperTalk (the model gave no marker)")
+        extra.append(escape(ATTRIBUTED_NOTE))
     footer = f'<div class="pt-card-foot">{" · ".join(extra)}</div>' if extra else ""
+    body = quotes_html(quotes) if quotes else passage_html(citation)
     return (
         f'<article class="pt-card" id="{anchor_id(turn, citation.n)}" data-ref="{citation.n}">'
         f'<div class="pt-card-head"><span class="pt-num">{citation.n}</span>'
-        f"{link(citation.url, citation.title, 'pt-title')}</div>"
+        f"{title_link(citation.url, citation.title, 'pt-title')}</div>"
         f'<div class="pt-meta">{status_badge(citation.status)}'
         f'<span class="pt-authors">{escape(authors_short(citation.authors))}</span></div>'
-        f'<blockquote class="pt-passage">{passage_html(citation)}</blockquote>'
+        f'<blockquote class="pt-passage">{body}</blockquote>'
         f"{footer}</article>"
     )
 
 
 def hit_card(hit: PaperHit) -> str:
-    passage = hit.passages[0].text if hit.passages else ""
+    passage = latex_to_text(hit.passages[0].text) if hit.passages else ""
     short = passage if len(passage) <= 360 else passage[:359].rsplit(" ", 1)[0] + " …"
     return (
         f'<article class="pt-card pt-card-related">'
-        f'<div class="pt-card-head">{link(hit.url, hit.title, "pt-title")}</div>'
+        f'<div class="pt-card-head">{title_link(hit.url, hit.title, "pt-title")}</div>'
         f'<div class="pt-meta">{status_badge(hit.status)}'
         f'<span class="pt-authors">{escape(authors_short(hit.authors))}</span></div>'
-        + (f'<blockquote class="pt-passage">{escape(short)}</blockquote>' if short else "")
+        + (f'<blockquote class="pt-passage">{paper_html(short)}</blockquote>' if short else "")
         + "</article>"
     )
 
@@ -319,7 +606,8 @@ def turn_sources(turn: Turn) -> str:
     answer = turn.answer
     if answer is not None and not answer.error and not answer.refused and answer.citations:
         label = f"{len(answer.citations)} cited paper{'s' if len(answer.citations) != 1 else ''}"
-        cards = "".join(source_card(c, turn.number) for c in answer.citations)
+        quotes = compare_quotes(answer) if answer.mode == "compare" else {}
+        cards = "".join(source_card(c, turn.number, quotes.get(c.n)) for c in answer.citations)
     elif answer is not None and answer.refused:
         label = "No answer in the papers · possibly related"
         cards = "".join(hit_card(h) for h in answer.related)
@@ -371,8 +659,18 @@ def citations_json(answer: Answer) -> list[dict[str, Any]]:
     ]
 
 
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def export_text(text: str) -> str:
+    """Paper or user text for the Markdown export: LaTeX as Unicode (emphasis stays Markdown),
+    and no HTML tag a Markdown viewer would run ("<script>" is written "&lt;script>")."""
+    return _TAG_START.sub("&lt;", latex_to_text(text))
+
+
 def conversation_markdown(conversation: Conversation, now: datetime | None = None) -> str:
-    """The conversation as a Markdown document, each answer followed by its references."""
+    """The conversation as a Markdown document: each question with the filters it was asked
+    with, its answer (or the refusal and why), then its references."""
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# PaperTalk conversation",
@@ -382,7 +680,9 @@ def conversation_markdown(conversation: Conversation, now: datetime | None = Non
     ]
     for i, turn in enumerate(conversation.turns, start=1):
         mode = "" if turn.mode == "ask" else f" ({turn.mode})"
-        lines += [f"## {i}. {_one_line(turn.question)}{mode}", ""]
+        lines += [f"## {i}. {_TAG_START.sub('&lt;', _one_line(turn.question))}{mode}", ""]
+        if filters_text(turn.filters):
+            lines += [f"*{export_text(filters_text(turn.filters))}*", ""]
         answer = turn.answer
         if turn.error is not None or (answer is not None and answer.error):
             lines += [f"Error: {turn.error or (answer.error if answer else '')}", ""]
@@ -391,16 +691,18 @@ def conversation_markdown(conversation: Conversation, now: datetime | None = Non
             lines += ["(no answer)", ""]
             continue
         text = _strip_bibliography(answer.answer) if answer.mode == "summarize" else answer.answer
-        lines += [text, ""]
+        lines += [export_text(text), ""]
+        if answer.refused and refusal_reason(answer):
+            lines += [export_text(refusal_reason(answer)), ""]
         flagged = [s.text for s in answer.sentences if s.support == UNSUPPORTED]
         for sentence in flagged:
-            lines.append(f"> Not supported by the cited passage: {sentence}")
+            lines.append(f"> Not supported by the cited passage: {export_text(sentence)}")
         if flagged:
             lines.append("")
         if answer.refused and answer.related:
             lines += ["Possibly related:", ""]
             lines += [
-                f"- {_sentence(h.title)} {authors_short(h.authors)}. {h.url}"
+                f"- {_sentence(h.title)} {export_text(authors_short(h.authors))}. {h.url}"
                 for h in answer.related
             ]
             lines.append("")
@@ -408,7 +710,8 @@ def conversation_markdown(conversation: Conversation, now: datetime | None = Non
             lines += ["References:", ""]
             for c in answer.citations:
                 lines.append(
-                    f"[{c.n}] {_sentence(c.title)} {authors_short(c.authors, 6)}. ICML 2025. "
+                    f"[{c.n}] {_sentence(c.title)} {export_text(authors_short(c.authors, 6))}. "
+                    "ICML 2025. "
                     f"{c.url}"
                 )
             lines.append("")
@@ -417,7 +720,7 @@ def conversation_markdown(conversation: Conversation, now: datetime | None = Non
 
 def _sentence(title: str) -> str:
     """A title as a sentence: 'Why Not Both?' stays, 'Cake' becomes 'Cake.'"""
-    title = _one_line(title)
+    title = export_text(_one_line(title))
     return title if title.endswith((".", "?", "!")) else f"{title}."
 
 

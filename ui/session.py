@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.records import Answer, PaperHit
+from rag.retrieve.hybrid import SearchFilters
 from rag.text.questions import tidy_question
 
 MAX_TURNS = 50  # older turns are dropped from a session (the page and the follow-up context)
@@ -23,6 +24,7 @@ class Turn:
     hits: list[PaperHit] = field(default_factory=list)  # retrieved papers, known early
     partial: str = ""  # streamed text so far
     number: int = 0  # unique within the session: anchors of its sources use it
+    filters: SearchFilters | None = None  # the filters it was answered with (shown, exported)
 
     @property
     def failed(self) -> bool:

@@ -166,7 +166,7 @@ def render_answer(answer: Any, *, error_line: bool = True) -> str:
         lines.append("")
         lines.append("References:")
         for c in answer.citations:
-            mark = " (attributed by PaperTalk)" if c.attributed else ""
+            mark = " (source found by PaperTalk: the model cited none)" if c.attributed else ""
             authors = ", ".join(c.authors[:3]) + (" et al." if len(c.authors) > 3 else "")
             lines.append(f"  [{c.n}] {c.title} — {authors} {c.url}{mark}")
     if answer.refused and answer.related:
