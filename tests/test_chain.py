@@ -103,7 +103,8 @@ def test_per_call_k_and_filters_reach_the_retriever(bundled_settings) -> None:  
 
 
 def test_modes_share_one_signature_and_one_registry() -> None:
-    expected = {"ask": ask.run, "list": listing.run, "compare": compare.run}
+    expected = {"ask": ask.run, "list": listing.run, "authors": listing.run_author}
+    expected["compare"] = compare.run
     assert {**expected, "summarize": summarize.run} == MODES
     signatures = {str(inspect.signature(mode)) for mode in MODES.values()}
     assert len(signatures) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 CSS = """
 #pt-header h1 { margin-bottom: 0; }
 #pt-header p { margin-top: 2px; color: var(--body-text-color-subdued); }
@@ -71,6 +73,22 @@ a.pt-cite:hover { text-decoration: underline !important; }
 .pt-quotes dd { margin: 0 0 4px 0; }
 .pt-reason { font-size: 13px; color: var(--body-text-color-subdued); }
 .pt-filters { font-size: 12px; opacity: .85; }
+.pt-similar-btn { font-size: 12px; padding: 1px 10px; border-radius: 999px; cursor: pointer;
+  border: 1px solid var(--border-color-primary); background: var(--background-fill-primary);
+  color: var(--body-text-color); }
+.pt-similar-btn:hover { border-color: var(--color-accent); }
+.pt-topic { align-self: flex-start; font-size: 12px; padding: 0 8px; border-radius: 999px;
+  background: var(--background-fill-primary); border: 1px solid var(--border-color-primary); }
+.pt-topic.pt-same { border-color: var(--color-accent); color: var(--color-accent); }
+.pt-similar { border: 1px solid var(--border-color-primary); border-radius: 10px;
+  padding: 10px 12px; font-size: 14px; margin-top: 10px; }
+.pt-similar-list { margin: 0; padding-left: 20px; }
+.pt-similar-list li { margin: 4px 0; }
+.pt-similar-list .pt-meta { margin: 2px 0 0; }
+.pt-score { font-variant-numeric: tabular-nums; }
+.pt-topic-info { font-size: 14px; }
+.pt-top-papers { margin: 4px 0 0; padding-left: 20px; font-size: 13px; }
+#pt-map-card .pt-card { margin-top: 8px; }
 """
 
 # Citation clicks: show the cited source card (its turn's section, highlighted, scrolled to
@@ -145,5 +163,62 @@ function () {
     }).observe(chat, {childList: true, subtree: true, characterData: true});
   }
   followNewTurns();
+
+  // The map and the cards talk to the server through hidden textboxes: a clicked point
+  // (#pt-point-id) and a card's "Similar papers" (#pt-similar-id). "ID|tab|time" makes each send
+  // a change, so the same paper can be asked for again.
+  function send(id, paperId, origin) {
+    var box = document.querySelector("#" + id + " textarea, #" + id + " input");
+    if (!box || !paperId) { return; }
+    var proto = box.tagName === "TEXTAREA" ? HTMLTextAreaElement.prototype
+      : HTMLInputElement.prototype;
+    var setter = Object.getOwnPropertyDescriptor(proto, "value").set;
+    setter.call(box, [paperId, origin, Date.now()].join("|"));
+    box.dispatchEvent(new Event("input", {bubbles: true}));
+  }
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    var button = target && target.closest ? target.closest(".pt-similar-btn") : null;
+    if (!button) { return; }
+    event.preventDefault();
+    var onMap = !!button.closest("#pt-tab-map, #pt-map-card, #pt-map-similar");
+    send("pt-similar-id", button.getAttribute("data-paper") || "", onMap ? "map" : "chat");
+    var panel = onMap ? "pt-map-similar" : "pt-similar-box";
+    var tries = 0;
+    var reveal = setInterval(function () {
+      var box = document.getElementById(panel);
+      tries += 1;
+      if (box && box.querySelector(".pt-similar, .pt-error")) {
+        box.scrollIntoView({behavior: "smooth", block: "nearest"});
+        clearInterval(reveal);
+      } else if (tries > 40) { clearInterval(reveal); }
+    }, 100);
+  });
+  // Plotly's module (4.6 MB, ~2 s to evaluate on a slow machine) is loaded while the page
+  // is idle, so opening the Map tab only draws (the file name comes from ui/app.py).
+  var plotlyModule = PLOTLY_MODULE;
+  if (plotlyModule) {
+    setTimeout(function () {
+      var base = location.href.split("#")[0].split("?")[0].replace(/[^/]*$/, "");
+      import(new URL("assets/" + plotlyModule, base).href).catch(function () {});
+    }, 800);
+  }
+  setInterval(function () {  // bind clicks on map points once the plot is drawn
+    var plot = document.querySelector("#pt-map-plot .js-plotly-plot");
+    if (!plot || plot.__paperTalkBound || typeof plot.on !== "function") { return; }
+    plot.__paperTalkBound = true;
+    plot.on("plotly_click", function (data) {
+      var point = data && data.points && data.points[0];
+      if (point && point.customdata != null) {
+        send("pt-point-id", String(point.customdata), "map");
+      }
+    });
+  }, 300);
 }
 """
+
+
+def script(plotly_module: str | None = None) -> str:
+    """The page's script; `plotly_module`: the file name of Gradio's plotly chunk under
+    `assets/`, preloaded while the page is idle (None: loaded when the map opens)."""
+    return JS.replace("PLOTLY_MODULE", json.dumps(plotly_module or ""))

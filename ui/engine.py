@@ -26,6 +26,7 @@ from rag.errors import PaperTalkError
 from rag.ingest.pipeline import IngestReport, run_ingest
 from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
 from rag.settings import Settings
+from ui.explore import TopicMaps
 from ui.session import Conversation, Turn
 
 log = logging.getLogger("papertalk.ui")
@@ -60,6 +61,7 @@ class Engine:
         self._searcher: HybridSearcher | None = None
         self._lock = threading.Lock()
         self._files = tempfile.TemporaryDirectory(prefix="papertalk-ui-")
+        self.maps = TopicMaps(settings.home, self.searcher)  # the topic map, similar papers
 
     # Store -------------------------------------------------------------------------------------
     def searcher(self) -> HybridSearcher:
@@ -200,12 +202,17 @@ class Engine:
         return report
 
 
-def make_filters(status: str | None, author: str | None, title: str | None) -> SearchFilters | None:
-    """Filters from the page's fields (blank means no filter)."""
+def make_filters(
+    status: str | None,
+    author: str | None,
+    title: str | None,
+    paper_ids: frozenset[str] | None = None,
+) -> SearchFilters | None:
+    """Filters from the page's fields (blank means no filter; `paper_ids`: a topic's papers)."""
     status, author, title = (" ".join((v or "").split()) or None for v in (status, author, title))
-    if not (status or author or title):
+    if not (status or author or title or paper_ids is not None):
         return None
-    return SearchFilters(status=status, author=author, title=title)
+    return SearchFilters(status=status, author=author, title=title, paper_ids=paper_ids)
 
 
 def run_turn(

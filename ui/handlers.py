@@ -21,7 +21,7 @@ from typing import Any
 from rag.answer.bibtex import bibtex as make_bibtex
 from rag.answer.modes import MODES
 from rag.errors import PaperTalkError
-from ui import render
+from ui import explore, render
 from ui.engine import Engine, make_filters
 from ui.session import Conversation
 
@@ -76,6 +76,7 @@ class Choices:
     title: str | None = None
     llm: str | None = None
     passages: float | int | None = None
+    topic: str | None = None  # a topic id of the map: answers cite only its papers
 
 
 class AskError(Exception):
@@ -117,8 +118,15 @@ def answer_steps(
 ) -> Iterator[Step]:
     """Answer the session's pending turns, yielding chat updates as they stream: every change
     of stage (papers retrieved, answer final, error), and text at most every `interval_s`."""
+    scope = ""
     try:
-        filters = make_filters(choices.status, choices.author, choices.title)
+        paper_ids = None
+        if choices.topic not in (None, ""):
+            topic = engine.maps.topic(choices.topic)
+            if topic is None:
+                raise PaperTalkError("that topic is not on the current topic map: choose another")
+            scope, paper_ids = topic.label, frozenset(engine.maps.papers_in(topic.id))
+        filters = make_filters(choices.status, choices.author, choices.title, paper_ids)
     except PaperTalkError as exc:
         filters = None
         for turn in conversation.turns:
@@ -126,7 +134,7 @@ def answer_steps(
                 turn.error = str(exc)
     last = 0.0
     for turn in [t for t in conversation.turns if t.pending]:
-        turn.filters = filters
+        turn.filters, turn.scope = filters, scope if filters is not None else ""
         stage = None
         for _ in engine.run_turn(
             conversation, turn, filters=filters, llm=choices.llm or None, passages=_int(choices)
@@ -199,6 +207,104 @@ def add_papers(
     except PaperTalkError as exc:
         return render.ingest_error_markdown(str(exc))
     return render.ingest_report_markdown(result, name, engine.paper_count())
+
+
+# Map and similar papers -------------------------------------------------------------------------
+@dataclass
+class MapShown:
+    """The Map tab: the figure (plotly JSON; None while there is none), a status line, and the
+    topic dropdown's choices."""
+
+    figure: str | None
+    status: str
+    topics: list[tuple[str, str]]
+    ready: bool = False
+
+
+BUILDING = (
+    "Building the topic map… (about 45 s for 2,738 papers on 2 cores; the chat works meanwhile)"
+)
+
+
+def map_shown(engine: Engine) -> MapShown:
+    """The Map tab as it stands now: the kept map, or why there is none."""
+    state = engine.maps.state()
+    if state.status == "ready" and state.map is not None:
+        kept = state.map
+        figure = engine.maps.figure()
+        unassigned = sum(1 for t in kept.assignment.values() if t < 0)
+        status = (
+            f"{len(kept.coords):,} papers in {len(kept.topics)} "
+            f"topic{'s' if len(kept.topics) != 1 else ''}"
+            + (f" ({unassigned:,} in none)" if unassigned else "")
+            + ". Hover a point for its title, click it for its card; scroll to zoom."
+        )
+        return MapShown(figure, status, explore.topic_choices(kept), ready=True)
+    if state.status == "building":
+        return MapShown(None, BUILDING, [])
+    if state.status == "failed":
+        return MapShown(None, f"The topic map could not be built: {state.error}", [])
+    return MapShown(None, "No topic map yet.", [])
+
+
+def map_steps(engine: Engine, *, wait_s: float = 600.0) -> Iterator[MapShown]:
+    """Opening the Map tab: the kept map at once; else start building it in the background,
+    say so, and show the map when it is done (the chat is never blocked meanwhile)."""
+    if engine.maps.state().status == "ready":
+        yield map_shown(engine)
+        return
+    engine.maps.start_build()
+    yield map_shown(engine)
+    engine.maps.wait(wait_s)
+    yield map_shown(engine)
+
+
+def map_point(engine: Engine, paper_id: str | None) -> tuple[str, str | None]:
+    """A clicked point: the paper's card, and its topic id for the topic dropdown (None when
+    it has none)."""
+    paper_id = (paper_id or "").strip()
+    papers = engine.searcher().lexical.table.papers
+    paper = papers.get(paper_id)
+    if paper is None:
+        return render.ingest_error_markdown(f"no paper with id {paper_id!r}"), None
+    kept = engine.maps.kept()
+    topic = kept.topic_of(paper_id) if kept else None
+    abstract = " ".join(t for _, t in engine.searcher().lexical.paper_chunks(paper_id))
+    card = render.paper_card(
+        paper_id,
+        str(paper.get("title", paper_id)),
+        str(paper.get("url", "")),
+        str(paper.get("status", "")),
+        list(paper.get("authors", [])),
+        abstract,
+        topic=topic.label if topic else None,
+    )
+    return card, str(topic.id) if topic else None
+
+
+def topic_summary(engine: Engine, topic_id: str | None) -> str:
+    """The chosen topic on the map: label, size, statuses, most central papers ("" if none)."""
+    topic = engine.maps.topic(topic_id)
+    if topic is None:
+        return ""
+    papers = engine.searcher().lexical.table.papers
+    top = [str(papers[p]["title"]) for p in topic.top_papers if p in papers]
+    return render.topic_html(topic.label, topic.size, topic.statuses, top)
+
+
+def similar(engine: Engine, paper_id: str | None) -> str:
+    """A card's "Similar papers": the 5 nearest papers, with the shared topic when a map is
+    kept (an error line when the paper is unknown)."""
+    paper_id = (paper_id or "").strip()
+    try:
+        found = engine.maps.similar(paper_id, explore.SIMILAR_K)
+    except PaperTalkError as exc:
+        return f'<div class="pt-error">{render.escape(str(exc))}</div>'
+    kept = engine.maps.kept()
+    own = kept.topic_of(paper_id) if kept else None
+    title = str(engine.searcher().lexical.table.papers[paper_id]["title"])
+    pairs = [(s, t.label if t else None) for s, t in found]
+    return render.similar_html(title, pairs, own.label if own else None, have_map=kept is not None)
 
 
 # API -------------------------------------------------------------------------------------------

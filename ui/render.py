@@ -20,6 +20,7 @@ from typing import Any
 
 from rag.answer.citations import UNSUPPORTED, WEAK, lexical_containment
 from rag.answer.modes.extractive import EXTRACTIVE_LABEL
+from rag.explore.similar import SimilarPaper
 from rag.records import STATUSES, Answer, Citation, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 from rag.text.names import method_name, short_names
@@ -472,19 +473,22 @@ def chat_messages(conversation: Conversation) -> list[dict[str, str]]:
     for turn in conversation.turns:
         prefix = "" if turn.mode == "ask" else f"**{turn.mode.capitalize()}:** "
         question = prefix + escape_md(turn.question)
-        if filters_text(turn.filters):
-            label = escape_md(filters_text(turn.filters))
+        if filters_text(turn.filters, turn.scope):
+            label = escape_md(filters_text(turn.filters, turn.scope))
             question += f'<br><span class="pt-filters">{label}</span>'
         messages.append({"role": "user", "content": question})
         messages.append({"role": "assistant", "content": turn_message(turn)})
     return messages
 
 
-def filters_text(filters: SearchFilters | None) -> str:
-    """The filters a question was asked with, in words ("" when none)."""
+def filters_text(filters: SearchFilters | None, scope: str = "") -> str:
+    """The filters a question was asked with, in words ("" when none); `scope` names the topic
+    its papers were restricted to."""
     if filters is None:
         return ""
     parts = []
+    if filters.paper_ids is not None:
+        parts.append(f"topic “{scope}”" if scope else f"{len(filters.paper_ids)} chosen papers")
     if filters.status:
         parts.append(f"status {filters.status.lower()}")
     if filters.author:
@@ -570,7 +574,7 @@ def source_card(
 ) -> str:
     """The card of reference n: title, authors, status, and the passage the answer rests on
     (`quotes`: a compare table's cells from this paper, shown under their columns)."""
-    extra = []
+    extra = [similar_button(citation.paper_id)]
     if safe_url(citation.pmlr_url):
         extra.append(link(citation.pmlr_url, "PMLR"))
     if citation.attributed:
@@ -589,15 +593,86 @@ def source_card(
 
 
 def hit_card(hit: PaperHit) -> str:
-    passage = latex_to_text(hit.passages[0].text) if hit.passages else ""
+    passage = hit.passages[0].text if hit.passages else ""
+    return paper_card(hit.paper_id, hit.title, hit.url, hit.status, hit.authors, passage)
+
+
+def paper_card(
+    paper_id: str,
+    title: str,
+    url: str,
+    status: str,
+    authors: Sequence[str],
+    passage: str,
+    *,
+    topic: str | None = None,
+) -> str:
+    """A paper's card outside an answer (retrieved papers, a point of the map): title, status,
+    authors, its topic when known, the start of its passage, and the similar-papers action."""
+    passage = latex_to_text(passage)
     short = passage if len(passage) <= 360 else passage[:359].rsplit(" ", 1)[0] + " …"
+    topic_html = f'<span class="pt-topic">{escape(topic)}</span>' if topic else ""
     return (
-        f'<article class="pt-card pt-card-related">'
-        f'<div class="pt-card-head">{title_link(hit.url, hit.title, "pt-title")}</div>'
-        f'<div class="pt-meta">{status_badge(hit.status)}'
-        f'<span class="pt-authors">{escape(authors_short(hit.authors))}</span></div>'
+        f'<article class="pt-card pt-card-related" data-paper="{escape(paper_id)}">'
+        f'<div class="pt-card-head">{title_link(url, title, "pt-title")}</div>'
+        f'<div class="pt-meta">{status_badge(status)}'
+        f'<span class="pt-authors">{escape(authors_short(authors))}</span>{topic_html}</div>'
         + (f'<blockquote class="pt-passage">{paper_html(short)}</blockquote>' if short else "")
-        + "</article>"
+        + f'<div class="pt-card-foot">{similar_button(paper_id)}</div></article>'
+    )
+
+
+def similar_button(paper_id: str) -> str:
+    """The card's "Similar papers" action (ui/assets.py's script sends it to the page)."""
+    return (
+        f'<button type="button" class="pt-similar-btn" data-paper="{escape(paper_id)}">'
+        "Similar papers</button>"
+    )
+
+
+def similar_html(
+    title: str,
+    similar: Sequence[tuple[SimilarPaper, str | None]],
+    topic: str | None,
+    *,
+    have_map: bool,
+) -> str:
+    """The papers nearest to one paper (`title`, in `topic`): each with its similarity and its
+    topic ("same topic" when shared); without a kept map, no topics."""
+    items = []
+    for paper, other in similar:
+        shared = have_map and other is not None and other == topic
+        topic_html = (
+            f'<span class="pt-topic{" pt-same" if shared else ""}">'
+            f"{'same topic: ' if shared else ''}{escape(other)}</span>"
+            if have_map and other
+            else ""
+        )
+        items.append(
+            f'<li data-paper="{escape(paper.paper_id)}">'
+            f"{title_link(paper.url, paper.title, 'pt-title')}"
+            f'<div class="pt-meta"><span class="pt-score">similarity {paper.similarity:.2f}</span>'
+            f"{topic_html}</div></li>"
+        )
+    note = "" if have_map else '<div class="pt-note">Topics show once the topic map is built.</div>'
+    own = f'<span class="pt-topic">{escape(topic)}</span>' if have_map and topic else ""
+    return (
+        f'<section class="pt-similar"><div class="pt-turn-head"><span class="pt-turn-label">'
+        f'Papers like this one</span><span class="pt-turn-q">{paper_html(title)}</span>{own}'
+        f'</div><ol class="pt-similar-list">{"".join(items)}</ol>{note}</section>'
+    )
+
+
+def topic_html(label: str, size: int, statuses: dict[str, int], top: Sequence[str]) -> str:
+    """A topic's summary on the map: label, size, statuses, its most central papers."""
+    counts = " · ".join(f"{n} {s}" for s, n in statuses.items() if n)
+    papers = "".join(f"<li>{paper_html(t)}</li>" for t in top)
+    return (
+        f'<div class="pt-topic-info"><div class="pt-turn-label">Topic · {size} papers</div>'
+        f"<strong>{escape(label)}</strong>"
+        + (f'<div class="pt-note">{escape(counts)}</div>' if counts else "")
+        + (f'<ol class="pt-top-papers">{papers}</ol>' if papers else "")
+        + "</div>"
     )
 
 
@@ -681,8 +756,8 @@ def conversation_markdown(conversation: Conversation, now: datetime | None = Non
     for i, turn in enumerate(conversation.turns, start=1):
         mode = "" if turn.mode == "ask" else f" ({turn.mode})"
         lines += [f"## {i}. {_TAG_START.sub('&lt;', _one_line(turn.question))}{mode}", ""]
-        if filters_text(turn.filters):
-            lines += [f"*{export_text(filters_text(turn.filters))}*", ""]
+        if filters_text(turn.filters, turn.scope):
+            lines += [f"*{export_text(filters_text(turn.filters, turn.scope))}*", ""]
         answer = turn.answer
         if turn.error is not None or (answer is not None and answer.error):
             lines += [f"Error: {turn.error or (answer.error if answer else '')}", ""]

@@ -25,6 +25,7 @@ class Turn:
     partial: str = ""  # streamed text so far
     number: int = 0  # unique within the session: anchors of its sources use it
     filters: SearchFilters | None = None  # the filters it was answered with (shown, exported)
+    scope: str = ""  # the topic its papers were restricted to, in words ("" when none)
 
     @property
     def failed(self) -> bool:

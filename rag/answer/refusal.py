@@ -236,7 +236,10 @@ def check_answerable(
             return Answerability(False, stated / total, f"the papers do not mention {phrase!r}")
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)
-    if covered < min_coverage:
+    # A follow-up with one content word ("What does it improve?") cannot be judged by word
+    # coverage: it leans on the paper under discussion.
+    vague = asked is not None and len(content_terms(current, weights) - subject) <= 1
+    if covered < min_coverage and not vague:
         return Answerability(False, covered, "the papers hold too little of what is asked")
     if _QUANTITY.search(question):
         for passage in passages:
