@@ -161,3 +161,54 @@ def test_clustering_is_deterministic_and_finds_planted_topics() -> None:
         assert len(set(members)) == 1  # one planted group per topic
         assert any(w in topic.label for w in words[members[0]].split())
         assert sum(topic.statuses.values()) == topic.size
+
+
+def test_a_count_agrees_with_the_listing_of_the_same_topic(settings: Settings) -> None:
+    answerer = Answerer(settings, llm_spec="extractive")
+    count = answerer.answer("How many papers use direct preference optimization?")
+    listing = answerer.answer("Which papers use direct preference optimization?")
+    assert count.cited_paper_ids == listing.cited_paper_ids
+    assert int(count.answer.split()[0]) == len(listing.citations)
+
+
+def test_cli_errors_for_empty_stores_and_unknown_papers(bundled_home: Path, tmp_path: Path) -> None:
+    empty = {"PAPERTALK_HOME": str(tmp_path / "empty")}
+    commands = (
+        ("topics", "--json"),
+        ("similar", "anything", "--json"),
+        ("ask", "How many papers use X?", "--llm", "extractive", "--json"),
+    )
+    for args in commands:
+        done = run_cli(*args, env=empty)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and "no papers ingested yet" in done.stderr
+    unknown = run_cli("similar", "ZZZZZZZZZZ", env={"PAPERTALK_HOME": str(bundled_home)})
+    assert unknown.returncode == 2 and "no paper with id or title 'ZZZZZZZZZZ'" in unknown.stderr
+
+
+@pytest.mark.server
+def test_topics_similar_and_counts_over_a_chroma_server(
+    chroma_server: str, tmp_path: Path, onnx_cache: Path
+) -> None:
+    from rag.ingest.pipeline import run_ingest
+
+    settings = Settings(home=tmp_path / "home", cache_dir=onnx_cache, chroma_url=chroma_server)
+    run_ingest(settings, [], progress=False)
+    env = {"PAPERTALK_HOME": str(settings.home), "PAPERTALK_CHROMA_URL": chroma_server}
+    similar = run_cli("similar", "D-Fusion", "-k", "3", "--json", env=env)
+    assert similar.returncode == 0, similar.stderr
+    assert DREAMDPO_ID in {s["paper_id"] for s in json.loads(similar.stdout)["similar"]}
+    topics = run_cli("topics", "--json", env=env, timeout=600)
+    assert topics.returncode == 0 and len(json.loads(topics.stdout)["papers"]) == 19
+    counted = run_cli(
+        "ask",
+        "How many papers use direct preference optimization?",
+        "--llm",
+        "extractive",
+        "--json",
+        env=env,
+    )
+    payload = json.loads(counted.stdout)
+    assert payload["mode"] == "list" and {DFUSION_ID, DREAMDPO_ID} <= {
+        c["paper_id"] for c in payload["citations"]
+    }
