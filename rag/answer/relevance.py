@@ -6,7 +6,7 @@ distinctive terms (the CORE_TERMS with the highest IDF in the collection; a ques
 explains its topic in other words) and its IDF-weighted coverage of the topic's terms plus the
 cosine similarity of its best chunk to the topic reach a threshold. Terms no abstract uses
 cannot anchor the decision but count against every paper's coverage. Calibrated on
-the `tune` question split (eval/tune.jsonl, list and summary questions), never on `test`.
+the `tune` question split (bench/qa/tune.jsonl, list and summary questions), never on `test`.
 """
 
 from __future__ import annotations

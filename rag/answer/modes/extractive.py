@@ -19,7 +19,7 @@ def compose_extractive(
     """The best-scoring sentences across passages, each followed by its passage marker.
 
     A sentence is kept when its score is at least `relative_floor` of the best one (0.7: on
-    eval/tune.jsonl, citation precision 0.94 against 0.90 at 0.6, facts alike), so a single
+    bench/qa/tune.jsonl, citation precision 0.94 against 0.90 at 0.6, facts alike), so a single
     clear match isn't diluted by weaker papers. Sentences that address an AI model are never
     quoted (context selection already leaves them out; this holds for any passages).
     """
