@@ -151,7 +151,8 @@ class Settings(BaseSettings):
         ge=0.0,
         le=1.0,
         description="Refuse when the answering papers hold less than this IDF-weighted share of "
-        "the question's content terms (its subject's name aside); calibrated on bench/qa/tune.jsonl.",
+        "the question's content terms (its subject's name aside); calibrated on "
+        "bench/qa/tune.jsonl.",
     )
 
     # Web UI (`papertalk serve`)
