@@ -42,6 +42,7 @@ REPO = BENCH.parent
 if str(REPO) not in sys.path:  # run as a script: bench.* is found from the repository root
     sys.path.insert(0, str(REPO))
 
+from bench.common import CHROMIUM_ARGS  # noqa: E402
 from bench.ui_load import (  # noqa: E402
     SUBJECTS,
     LoadRun,
@@ -59,14 +60,7 @@ FIRST_TEXT_JS = """n => {
   const m = document.querySelectorAll('[data-testid=bot]')[n];
   return m && (m.innerText.includes('\u258d') || m.querySelector('.pt-note'));
 }"""
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+BROWSER_ARGS = CHROMIUM_ARGS
 
 
 @dataclass

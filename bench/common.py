@@ -18,6 +18,16 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"  # Debian's chromium; a downloaded browser is never used
+# Headless chromium in a container, quiet: used by the browser tests and the page benchmarks.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 RESULTS = REPO / "bench" / "results"
 
 

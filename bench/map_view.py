@@ -21,17 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, free_port, machine, running_server, save_results
+from common import CHROMIUM, CHROMIUM_ARGS, REPO, free_port, machine, running_server, save_results
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+LAUNCH_ARGS = CHROMIUM_ARGS
 SETTLE_MS = (0, 3000)  # clicked at once; clicked after a glance at the page
 # True (elapsed ms) once the plot holds `expected` points, plotly has no pending work, and one
 # more frame has been drawn.

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.common import CHROMIUM_ARGS
+
 from .conftest import REPO, free_port, running_server
 from .test_ui_app import _serve
 
@@ -56,14 +58,7 @@ RICH_PAPERS = [  # abstracts written the way OpenReview abstracts are: LaTeX, Ma
         "status": "poster",
     },
 ]
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+LAUNCH_ARGS = CHROMIUM_ARGS
 
 pytestmark = [
     pytest.mark.browser,
