@@ -62,7 +62,7 @@ PHRASE_WORDS = 3
 PHRASE_COVERAGE = 0.6
 _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECASE)
 # Words that open a noun phrase: right after a question word they show that the word between
-# was a verb ("what lets the flow ..."), so there is no asked-for phrase.
+# was a verb ("what makes the model ..."), so there is no asked-for phrase.
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
 # Comparatives and superlatives after "how much/many" ("how much faster") ask for a degree.
 _DEGREE = re.compile(r"[a-z]{3,}(?:er|est)")

@@ -1,4 +1,4 @@
-"""Which papers are about a topic: a per-paper decision over a wide candidate set, used to list,
+"""Deciding, paper by paper, whether a paper is on a topic: a per-paper decision over a wide candidate set, used to list,
 count and summarize papers (not the top few retrieved chunks).
 
 A paper is about the topic when its title and abstract contain one of the topic's most
