@@ -1,5 +1,5 @@
-"""Deciding, paper by paper, whether a paper is on a topic: a per-paper decision over a wide candidate set, used to list,
-count and summarize papers (not the top few retrieved chunks).
+"""Deciding, paper by paper, whether a paper is on a topic, over a wide candidate set: used to
+list, count and summarize papers (not the top few retrieved chunks).
 
 A paper is about the topic when its title and abstract contain one of the topic's most
 distinctive terms (the CORE_TERMS with the highest IDF in the collection; a question often
