@@ -103,11 +103,16 @@ class HybridSearcher:
     def paper_hit(self, paper_id: str, score: float = 0.0) -> PaperHit:
         """A hit for a paper found other than by search: all its chunks as passages."""
         table = self.lexical.table
-        meta = table.papers[paper_id]
-        rows = sorted(
-            (i for i, pid in enumerate(table.paper_ids) if pid == paper_id),
-            key=lambda i: table.starts[i],
-        )
+        passages = [
+            Passage(table.ids[i], table.texts[i], table.starts[i], table.ends[i])
+            for i in self.lexical.rows_of(paper_id)
+        ]
+        return self._hit(paper_id, score, passages)
+
+    def _hit(
+        self, paper_id: str, score: float, passages: list[Passage], similarity: float = 0.0
+    ) -> PaperHit:
+        meta = self.lexical.table.papers[paper_id]
         return PaperHit(
             paper_id=paper_id,
             title=meta["title"],
@@ -115,10 +120,9 @@ class HybridSearcher:
             url=meta["url"],
             status=meta["status"],
             score=score,
-            passages=[
-                Passage(table.ids[i], table.texts[i], table.starts[i], table.ends[i]) for i in rows
-            ],
+            passages=passages,
             pmlr_url=meta.get("pmlr_url", ""),
+            dense_similarity=similarity,
             venue=meta.get("venue", ""),
         )
 
@@ -126,8 +130,7 @@ class HybridSearcher:
         """Cosine similarity of the query to each paper: its best chunk, from stored vectors
         (every paper gets one, not only those among the nearest chunks)."""
         table = self.lexical.table
-        wanted = set(paper_ids)
-        rows = [i for i, pid in enumerate(table.paper_ids) if pid in wanted]
+        rows = [i for pid in dict.fromkeys(paper_ids) for i in self.lexical.rows_of(pid)]
         vectors = self.store.vectors([table.ids[i] for i in rows])
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         best: dict[str, float] = {pid: 0.0 for pid in paper_ids}
@@ -216,24 +219,10 @@ class HybridSearcher:
                 passages[pid].append(
                     Passage(chunk_id, table.texts[row], table.starts[row], table.ends[row], score)
                 )
-        hits = []
-        for paper_id, score in ranked:
-            meta = table.papers[paper_id]
-            hits.append(
-                PaperHit(
-                    paper_id=paper_id,
-                    title=meta["title"],
-                    authors=list(meta["authors"]),
-                    url=meta["url"],
-                    status=meta["status"],
-                    score=score,
-                    passages=passages[paper_id],
-                    pmlr_url=meta.get("pmlr_url", ""),
-                    dense_similarity=best_similarity.get(paper_id, 0.0),
-                    venue=meta.get("venue", ""),
-                )
-            )
-        return hits
+        return [
+            self._hit(paper_id, score, passages[paper_id], best_similarity.get(paper_id, 0.0))
+            for paper_id, score in ranked
+        ]
 
 
 def open_searcher(settings: Settings, embedder: Embedder | None = None) -> HybridSearcher:

@@ -125,10 +125,13 @@ class LexicalIndex:
         scores = np.asarray(self._bm25.get_scores([term]))
         return {self.table.paper_ids[i] for i in np.flatnonzero(scores > 0)}
 
+    def rows_of(self, paper_id: str) -> list[int]:
+        """The chunk-table rows of a paper, in abstract order."""
+        return sorted(self._rows_by_paper.get(paper_id, []), key=lambda i: self.table.starts[i])
+
     def paper_chunks(self, paper_id: str) -> list[tuple[int, str]]:
         """(offset in the abstract, text) of each stored chunk of a paper, in abstract order."""
-        rows = self._rows_by_paper.get(paper_id, [])
-        return sorted((self.table.starts[i], self.table.texts[i]) for i in rows)
+        return [(self.table.starts[i], self.table.texts[i]) for i in self.rows_of(paper_id)]
 
     @cached_property
     def _rows_by_paper(self) -> dict[str, list[int]]:

@@ -4,14 +4,14 @@ the abstract's sentence that best matches the topic, quoted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
 from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, quote_support, short_title
-from rag.records import AnswerEvent, AnswerSentence
+from rag.records import AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 
 # At most this many papers are listed in the answer (the count covers all of them).
@@ -27,26 +27,18 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if not relevant:
         yield inp.refuse(f"no paper is about this ({decision.rule()})")
         return
-    result = inp.result
     weights = tools.weights()
-    noun = "paper" if len(relevant) == 1 else "papers"
+
+    def quote_of(hit: PaperHit, sentences: list[str]) -> str:
+        ranked = score_sentences(inp.question, hit, weights, rank=0)
+        return ranked[0].text if ranked else hit.title
+
     among = "the collection"
     if inp.filters is not None and inp.filters.active:
         among = f"the {describe(inp.filters)} papers"
-    lines = [f"{len(relevant)} {noun} of {among} match ({decision.rule()}):"]
-    for ref, hit in enumerate(relevant[:MAX_LISTED], start=1):
-        ranked = score_sentences(inp.question, hit, weights, rank=0)
-        quote = ranked[0].text if ranked else hit.title
-        support = quote_support(quote, tools.abstract_sentences(hit.paper_id))
-        lines.append(f"- {short_title(hit.title)}: {quote} [{ref}]")
-        result.citations.append(citation_for(ref, hit, quote, supporting=[quote]))
-        result.sentences.append(AnswerSentence(quote, [ref], support))
-    if len(relevant) > MAX_LISTED:
-        lines.append(f"(and {len(relevant) - MAX_LISTED} more)")
-    result.answer = "\n".join(lines)
-    inp.clock.mark("first_token")
-    yield AnswerEvent("token", text=result.answer)
-    yield inp.final()
+    noun = "paper" if len(relevant) == 1 else "papers"
+    header = f"{len(relevant)} {noun} of {among} match ({decision.rule()}):"
+    yield from _listed(inp, tools, relevant, header, quote_of)
 
 
 def describe(filters: SearchFilters) -> str:
@@ -70,12 +62,29 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if not hits:
         yield inp.refuse(f"no paper of the collection has an author named {author}")
         return
-    result = inp.result
     noun = "paper" if len(hits) == 1 else "papers"
-    lines = [f"{len(hits)} {noun} of the collection by {author} (authors matched by name):"]
+    header = f"{len(hits)} {noun} of the collection by {author} (authors matched by name):"
+
+    def quote_of(hit: PaperHit, sentences: list[str]) -> str:
+        return classify(sentences).get("approach") or (sentences[0] if sentences else hit.title)
+
+    yield from _listed(inp, tools, hits, header, quote_of)
+
+
+def _listed(
+    inp: ModeInput,
+    tools: ModeTools,
+    hits: Sequence[PaperHit],
+    header: str,
+    quote_of: Callable[[PaperHit, list[str]], str],
+) -> Iterator[AnswerEvent]:
+    """The answer: `header`, then one line per paper quoting its abstract (checked) and citing
+    it, at most MAX_LISTED lines."""
+    result = inp.result
+    lines = [header]
     for ref, hit in enumerate(hits[:MAX_LISTED], start=1):
         sentences = tools.abstract_sentences(hit.paper_id)
-        quote = classify(sentences).get("approach") or (sentences[0] if sentences else hit.title)
+        quote = quote_of(hit, sentences)
         lines.append(f"- {short_title(hit.title)}: {quote} [{ref}]")
         result.citations.append(citation_for(ref, hit, quote, supporting=[quote]))
         result.sentences.append(AnswerSentence(quote, [ref], quote_support(quote, sentences)))
