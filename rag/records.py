@@ -132,6 +132,8 @@ class Answer:
     extractive: bool = False
     bibtex: str = ""
     refusal_reason: str = ""
+    removed: list[str] = field(default_factory=list)  # generated sentences taken out, and why
+    closest: dict[str, str] = field(default_factory=dict)  # related paper -> its closest sentence
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,9 +143,17 @@ class Answer:
             "llm": self.llm,
             "refused": self.refused,
             "refusal_reason": self.refusal_reason,
+            "removed": list(self.removed),
             "citations": [c.to_json() for c in self.citations],
             "sentences": [s.to_json() for s in self.sentences],
-            "related": [{"paper_id": h.paper_id, "title": h.title} for h in self.related],
+            "related": [
+                {
+                    "paper_id": h.paper_id,
+                    "title": h.title,
+                    "closest": self.closest.get(h.paper_id, ""),
+                }
+                for h in self.related
+            ],
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
 

@@ -141,7 +141,7 @@ def test_compare_builds_a_cited_table(searcher) -> None:  # type: ignore[no-unty
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         ref = cells[0].rsplit("[", 1)[1].rstrip("]")
-        assert all(c == "—" or c.endswith(f"[{ref}]") for c in cells[1:])
+        assert all(c == "not stated" or c.endswith(f"[{ref}]") for c in cells[1:])
 
 
 def test_summarize_has_themes_bibliography_and_bibtex(searcher) -> None:  # type: ignore[no-untyped-def]

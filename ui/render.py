@@ -203,10 +203,19 @@ def answer_markdown(answer: Answer, turn: int) -> str:
         notes.append("⚠ marks a sentence the cited passage does not support")
     if any(s.support == WEAK for s in answer.sentences) and answer.mode == "ask":
         notes.append("dotted underline: weakly supported")
+    if answer.removed:
+        n = len(answer.removed)
+        notes.append(f"{n} generated sentence{'s' if n > 1 else ''} removed (unsupported)")
     if answer.extractive:
         notes.append(escape_md(EXTRACTIVE_LABEL.lower()))
     notes.append(_footer(answer))
-    return f'{body}\n\n<span class="pt-note">{" · ".join(notes)}</span>'
+    removed = "".join(f"\n- {escape_md(r)}" for r in answer.removed)
+    details = (
+        f"\n\n<details><summary>Removed sentences</summary>\n{removed}\n</details>"
+        if removed
+        else ""
+    )
+    return f'{body}\n\n<span class="pt-note">{" · ".join(notes)}</span>{details}'
 
 
 def _footer(answer: Answer) -> str:
@@ -244,7 +253,7 @@ def compare_table(text: str) -> tuple[list[str], list[CompareRow], str]:
     rows = []
     for line in lines[2:count]:
         cells = [_TRAILING_REF.sub("", c) for c in _split_row(line)]
-        cells = ["" if c in ("—", "-", "") else c for c in cells]
+        cells = ["" if c in ("—", "-", "", "not stated") else c for c in cells]
         refs = _TRAILING_REF.search(_split_row(line)[0])
         rows.append(CompareRow(int(refs.group(1)) if refs else None, cells[0], cells[1:]))
     return header, rows, "\n".join(lines[count:]).strip()
@@ -334,7 +343,7 @@ def compare_markdown(
         for i in used:
             cell = _cell(row, i)
             if not cell:
-                cells.append('<td class="pt-none">—</td>')
+                cells.append('<td class="pt-none">not stated</td>')
                 continue
             short = short_cell(cell)
             full = f' title="{escape(plain_text(cell))}"' if short != cell else ""
@@ -422,8 +431,17 @@ def refusal_markdown(answer: Answer) -> str:
         text += f'\n\n<span class="pt-reason">{escape_md(refusal_reason(answer))}</span>'
     if not answer.related:
         return text
-    items = "\n".join(f"- {_hit_line(h)}" for h in answer.related)
-    return f"{text}\n\n**Possibly related papers:**\n\n{items}"
+    items = "\n".join(
+        f"- {_hit_line(h)}"
+        + (
+            f"<br>“{escape_md(answer.closest[h.paper_id])}”"
+            if answer.closest.get(h.paper_id)
+            else ""
+        )
+        for h in answer.related
+    )
+    head = "**Possibly related papers** (what each says closest to the question):"
+    return f"{text}\n\n{head}\n\n{items}"
 
 
 def refusal_reason(answer: Answer) -> str:

@@ -13,7 +13,7 @@ plug in their own pieces.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -24,7 +24,13 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
-from rag.answer.citations import EmbeddingSimilarity, cite_answer, cite_prose
+from rag.answer.citations import (
+    EmbeddingSimilarity,
+    checked_sentence,
+    cite_answer,
+    cite_prose,
+    passage_slots,
+)
 from rag.answer.context import ContextPassage, TermWeights, build_context
 from rag.answer.conversation import (
     Turn,
@@ -36,6 +42,7 @@ from rag.answer.conversation import (
 from rag.answer.intent import (
     author_asked,
     status_in,
+    wants_comparison,
     wants_papers,
     wants_subset,
     wants_summary,
@@ -279,7 +286,7 @@ class Answerer:
 
     def cite_prose(
         self, raw: str, passages: Sequence[ContextPassage]
-    ) -> tuple[str, list[AnswerSentence]]:
+    ) -> tuple[str, list[AnswerSentence], list[str]]:
         return cite_prose(raw, passages, EmbeddingSimilarity(self.embed))
 
     def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str:
@@ -289,6 +296,18 @@ class Answerer:
         shown = [safe_title(p.title) + " " + p.text for p in passages]
         known = weights.terms(" ".join([*shown, *questions]))
         return guard_generated(text, weights.terms, known)
+
+    def sentence_check(
+        self, passages: Sequence[ContextPassage], *questions: str, numbered: bool = False
+    ) -> Callable[[str], str]:
+        texts, papers = passage_slots(passages, numbered=numbered)
+        similarity = EmbeddingSimilarity(self.embed)
+
+        def check(sentence: str) -> str:
+            guarded = self.guard(sentence, passages, *questions)
+            return checked_sentence(guarded, texts, papers, similarity) if guarded else ""
+
+        return check
 
     # Calling the chain -------------------------------------------------------------------------
     def stream(
@@ -332,6 +351,8 @@ class Answerer:
             base = request.filters or SearchFilters()
             only = frozenset(request.history_papers)
             request = replace(request, filters=replace(base, paper_ids=only))
+        elif mode == "ask" and wants_comparison(question) and len(self._subjects(question)) >= 2:
+            mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
         elif mode == "ask" and wants_summary(question):
             mode = "summarize"  # "Summarize the work on X" gets the themed overview
         elif mode == "ask" and wants_papers(question):
@@ -367,7 +388,9 @@ class Answerer:
         inp = ModeInput(question, query, hits, passages, result, clock, config, request.filters)
         reason = self._refusal_reason(question, query, hits, passages, request.mode)
         if reason is not None:
-            yield inp.refuse(reason)
+            # The paper the question names comes first among the related papers.
+            named = {p for n in self._subjects(question) for p in self.named_papers(n)}
+            yield inp.refuse(reason, sorted(hits, key=lambda h: h.paper_id not in named)[:3])
             return
         yield from MODES[request.mode](inp, self)
 
@@ -448,6 +471,12 @@ class Answerer:
                 hits = hits[:k]
         return hits
 
+    def _subjects(self, text: str) -> list[str]:
+        """The names in `text` that pick out a paper or a few (not a common word)."""
+        return [
+            n for n in query_names(text) if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
+        ]
+
     def named_papers(self, text: str) -> list[str]:
         """Papers whose short name (title before ':' or a method name) the text mentions."""
         return self.searcher.lexical.names.papers_named_in(text)
@@ -497,9 +526,7 @@ class Answerer:
             return "no paper is close enough to the question"
         if mode != "ask":
             return None
-        subject = [
-            n for n in query_names(query) if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
-        ]
+        subject = self._subjects(query)
         subject_papers = list(dict.fromkeys(p for n in subject for p in self.named_papers(n)))
         known = {p.paper_id for p in passages} | set(subject_papers)
         verdict = check_answerable(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rag.answer.context import ContextPassage
+from rag.answer.numbers import unstated_numbers
 from rag.records import Answer, AnswerSentence, Citation, PaperHit
 from rag.text.sentences import split_sentences
 
@@ -36,6 +37,7 @@ class CitationResult:
     sentences: list[CitedSentence] = field(default_factory=list)
     passage_to_ref: dict[int, int] = field(default_factory=dict)  # passage n -> reference number
     dropped_markers: list[int] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # why each removed sentence went
 
 
 def parse_marker_numbers(body: str) -> list[int]:
@@ -84,10 +86,13 @@ def resolve_citations(
     attribute_threshold: float = 0.45,
     supported_threshold: float = 0.62,
     weak_threshold: float = 0.45,
+    generated: bool = False,
 ) -> CitationResult:
     """Turn a model's answer into cited sentences.
 
-    `passage_texts[i]` are the sentences of passage i+1; `passage_papers[i]` its paper id.
+    `passage_texts[i]` are the sentences of passage i+1; `passage_papers[i]` its paper id. For
+    `generated` text, a sentence no passage supports, or that states a number its passages do
+    not state with that unit, is removed (and `removed` says why).
     """
     result = CitationResult()
     n_passages = len(passage_texts)
@@ -116,6 +121,11 @@ def resolve_citations(
                 if score >= weak_threshold
                 else UNSUPPORTED
             )
+        if generated:
+            reason = removal_reason(sentence, passage_texts)
+            if reason:
+                result.removed.append(reason)
+                continue
         result.sentences.append(sentence)
 
     # Renumber by first appearance; passages of the same paper share one reference.
@@ -127,6 +137,18 @@ def resolve_citations(
                 paper_ref[paper] = len(paper_ref) + 1
             result.passage_to_ref[n] = paper_ref[paper]
     return result
+
+
+def removal_reason(sentence: CitedSentence, passage_texts: Sequence[Sequence[str]]) -> str:
+    """Why a generated sentence may not stay ('' when it may): no passage supports it, or it
+    states a number that its cited passages do not state with the same unit."""
+    if sentence.support == UNSUPPORTED:
+        return f'Removed "{sentence.text}": no cited passage supports it.'
+    cited = [text for n in sentence.passages for text in passage_texts[n - 1]]
+    wrong = unstated_numbers(sentence.text, cited)
+    if wrong:
+        return f'Removed "{sentence.text}": the cited passage does not state {", ".join(wrong)}.'
+    return ""
 
 
 def render_sentence(text: str, refs: Sequence[int]) -> str:
@@ -219,12 +241,45 @@ def citation_for(
     )
 
 
+def passage_slots(
+    passages: Sequence[ContextPassage], *, numbered: bool = False
+) -> tuple[list[list[str]], list[str]]:
+    """The sentences and paper of each passage slot: marker [n] means the n-th passage, or, when
+    `numbered`, the passage whose `n` is n (prose about an answer's references)."""
+    if not numbered:
+        return [[s.text for s in p.sentences] for p in passages], [p.paper_id for p in passages]
+    by_number = {p.n: p for p in passages}
+    slots = range(1, max(by_number, default=0) + 1)
+    texts = [[s.text for s in by_number[n].sentences] if n in by_number else [] for n in slots]
+    return texts, [by_number[n].paper_id if n in by_number else "" for n in slots]
+
+
+def checked_sentence(
+    sentence: str,
+    passage_texts: Sequence[Sequence[str]],
+    papers: Sequence[str],
+    similarity: Similarity,
+) -> str:
+    """A generated sentence as it may be shown before the answer is complete: without markers,
+    or '' when the final answer would remove it (see `removal_reason`)."""
+    resolved = resolve_citations(sentence, passage_texts, papers, similarity, generated=True)
+    return " ".join(s.text for s in resolved.sentences)
+
+
 def cite_answer(
     result: Answer, raw: str, passages: Sequence[ContextPassage], similarity: Similarity
 ) -> None:
-    """Fill `result`'s sentences, citations and text from `raw` (with [n] markers to passages)."""
+    """Fill `result`'s sentences, citations and text from `raw` (with [n] markers to passages);
+    a generated (not extractive) answer keeps only the sentences its passages support."""
     passage_texts = [[s.text for s in p.sentences] for p in passages]
-    resolved = resolve_citations(raw, passage_texts, [p.paper_id for p in passages], similarity)
+    resolved = resolve_citations(
+        raw,
+        passage_texts,
+        [p.paper_id for p in passages],
+        similarity,
+        generated=not result.extractive,
+    )
+    result.removed += resolved.removed
     by_ref: dict[int, Citation] = {}
     result.sentences = []
     for sentence in resolved.sentences:
@@ -251,20 +306,18 @@ def cite_answer(
 
 def cite_prose(
     raw: str, passages: Sequence[ContextPassage], similarity: Similarity
-) -> tuple[str, list[AnswerSentence]]:
+) -> tuple[str, list[AnswerSentence], list[str]]:
     """Generated prose about passages whose numbers already are the answer's references
     (`passage.n`): markers that point to no passage are dropped, an uncited sentence is
-    attributed to the passage that supports it, every sentence is labelled. Returns the text
-    with its markers rendered and its sentences."""
-    by_number = {p.n: p for p in passages}
-    slots = range(1, max(by_number, default=0) + 1)  # marker n must mean passage number n
-    passage_texts = [
-        [s.text for s in by_number[n].sentences] if n in by_number else [] for n in slots
-    ]
-    papers = [by_number[n].paper_id if n in by_number else "" for n in slots]
-    resolved = resolve_citations(raw, passage_texts, papers, similarity)
+    attributed to the passage that supports it, a sentence no passage supports (or with a
+    number they do not state) is removed. Returns the text with its markers rendered, its
+    sentences, and why each removed sentence went."""
+    passage_texts, papers = passage_slots(passages, numbered=True)
+    by_number = {p.n for p in passages}
+    resolved = resolve_citations(raw, passage_texts, papers, similarity, generated=True)
     sentences = [
         AnswerSentence(cs.text, sorted(n for n in cs.passages if n in by_number), cs.support)
         for cs in resolved.sentences
     ]
-    return " ".join(render_sentence(s.text, s.citations) for s in sentences), sentences
+    text = " ".join(render_sentence(s.text, s.citations) for s in sentences)
+    return text, sentences, resolved.removed

@@ -34,6 +34,21 @@ def wants_papers(question: str) -> bool:
     return bool(_LIST.search(without_venues(question)))
 
 
+# Asking how things differ: "How does X differ from Y?", "Compare X and Y", "X vs. Y", "What
+# distinguishes X from Y?", "the difference between X and Y", "How do X and Y compare?".
+_COMPARISON = re.compile(
+    r"^\s*(?:please\s+)?(?:compare|contrast)\b|\bhow\s+(?:do|does|did)\b[^?]*\bcompare\b|"
+    r"\b(?:comparison|contrast|differ|differs|difference|differences|distinguish|distinguishes|"
+    r"versus|vs\.?)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def wants_comparison(question: str) -> bool:
+    """Whether the question asks how things differ (which things: the caller's names)."""
+    return bool(_COMPARISON.search(question))
+
+
 # Requests for an overview of a body of work: "Summarize the papers on X", "Give an overview of
 # the work on Y", "What has been done on Z?".
 _SUMMARY = re.compile(

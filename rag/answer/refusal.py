@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from rag.answer.context import ContextPassage, TermWeights
 from rag.text.names import query_names
 from rag.text.questions import without_venues
+from rag.text.sentences import split_sentences
 from rag.text.terms import FUNCTION_WORDS
 
 CANNOT_ANSWER = "The retrieved papers do not answer this question."
@@ -79,10 +80,13 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_IN_QUESTION = re.compile(r"\d+(?:[./]\d+)*")
+# A model declining to answer. "no information" counts only as a phrase of its own ("there is
+# no information about it"), not as the start of a noun phrase ("no information loss").
 _MODEL_REFUSAL = re.compile(
     r"(papers? do(es)? not (say|mention|contain|answer|specify|provide|state)|"
-    r"(cannot|can't|can not) (answer|tell|determine)|no information|not (mentioned|provided|"
-    r"specified|stated) in|don't know|do not know)",
+    r"(cannot|can't|can not) (answer|tell|determine)|"
+    r"no information(?= *(?:$|[.,;:!?]|about|on|regarding|in|is|was|given|provided|available))|"
+    r"not (mentioned|provided|specified|stated) in|don't know|do not know)",
     re.IGNORECASE,
 )
 # Questions about code availability are answered by a link in the abstract.
@@ -233,7 +237,12 @@ def check_answerable(
         total = sum(weights.idf(t) for t in wanted)
         stated = sum(weights.idf(t) for t in wanted if t in stated_terms)
         if total and stated / total < PHRASE_COVERAGE and not _all_but_one(wanted, stated_terms):
-            return Answerability(False, stated / total, f"the papers do not mention {phrase!r}")
+            where = (
+                f"the abstract of {subject_names[0]}"
+                if len(subject_names) == 1 and subject_text
+                else "the papers"
+            )
+            return Answerability(False, stated / total, f"{where} does not state {phrase!r}")
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)
     # A follow-up with one content word ("What does it improve?") cannot be judged by word
@@ -251,4 +260,8 @@ def check_answerable(
 
 
 def is_model_refusal(text: str) -> bool:
-    return bool(_MODEL_REFUSAL.search(text))
+    """Whether a model's answer declines: its first sentence says the passages do not answer.
+    A refusal phrase later in an answer qualifies what came before; it is not a refusal."""
+    spans = split_sentences(text.strip())
+    first = text.strip()[spans[0].start : spans[0].end] if spans else text
+    return bool(_MODEL_REFUSAL.search(first))

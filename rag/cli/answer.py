@@ -169,10 +169,16 @@ def render_answer(answer: Any, *, error_line: bool = True) -> str:
             mark = " (source found by PaperTalk: the model cited none)" if c.attributed else ""
             authors = ", ".join(c.authors[:3]) + (" et al." if len(c.authors) > 3 else "")
             lines.append(f"  [{c.n}] {c.title} — {authors} {c.url}{mark}")
+    for note in getattr(answer, "removed", []):
+        lines.append(f"  ✂ {note}")
     if answer.refused and answer.related:
         lines.append("")
-        lines.append("Possibly related:")
-        lines += [f"  - {h.title} ({h.url})" for h in answer.related]
+        lines.append("Possibly related (what each says closest to the question):")
+        for h in answer.related:
+            lines.append(f"  - {h.title} ({h.url})")
+            closest = getattr(answer, "closest", {}).get(h.paper_id)
+            if closest:
+                lines.append(f"    “{closest}”")
     return "\n".join(lines)
 
 

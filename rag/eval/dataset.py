@@ -2,7 +2,10 @@
 
 Input is JSON Lines, one question per line (the schema of ../shared/eval/dev_qa.jsonl):
 `qid`, `type`, `question`, `history` ([[question, answer], ...]), `gold` (paper ids), `facts`
-(short strings a correct answer contains), `notes`. Type `unanswerable` has no gold papers.
+(short strings a correct answer contains), `notes`, and optionally `kind`. Type `unanswerable` has
+no gold papers; its `kind` says why (`absent-name`: nothing in the corpus mentions what it asks
+about; `not-stated`: the named paper does not give the detail), and results are broken down by
+`type:kind`.
 
 Modes: `ask` (default) asks every question in `ask` mode; `by-type` asks `comparison` questions
 in `compare` mode. Measured on the dev set (bundled corpus, extractive), compare mode cited 4
@@ -31,7 +34,7 @@ MODE_POLICIES = ("ask", "by-type")
 _MODE_BY_TYPE = {"comparison": "compare"}
 
 
-_FIELDS = ("qid", "type", "question", "history", "gold", "facts", "notes")
+_FIELDS = ("qid", "type", "question", "history", "gold", "facts", "notes", "kind")
 
 
 # Question sets --------------------------------------------------------------------------------
@@ -44,10 +47,16 @@ class QAItem:
     gold: tuple[str, ...] = ()
     facts: tuple[str, ...] = ()
     notes: str = ""
+    kind: str = ""
 
     @property
     def answerable(self) -> bool:
         return self.type != UNANSWERABLE
+
+    @property
+    def group(self) -> str:
+        """What results are broken down by: the type, refined by the kind when there is one."""
+        return f"{self.type}:{self.kind}" if self.kind else self.type
 
 
 def mode_for(item: QAItem, policy: str = "ask") -> str:
@@ -83,6 +92,9 @@ def parse_qa_line(text: str) -> QAItem:
     notes = data.get("notes") or ""
     if not isinstance(notes, str):
         raise ValueError("'notes' must be a string")
+    kind = data.get("kind") or ""
+    if not isinstance(kind, str):
+        raise ValueError("'kind' must be a string")
     qtype = data["type"].strip()
     if qtype == UNANSWERABLE and lists["gold"]:
         raise ValueError("an unanswerable question must have an empty 'gold'")
@@ -99,6 +111,7 @@ def parse_qa_line(text: str) -> QAItem:
         gold=lists["gold"],
         facts=lists["facts"],
         notes=notes,
+        kind=kind.strip(),
     )
 
 

@@ -146,4 +146,4 @@ def summarize(results: Sequence[QuestionResult]) -> dict[str, Any]:
 
 
 def question_types(results: Sequence[QuestionResult]) -> list[str]:
-    return list(dict.fromkeys(r.item.type for r in results))
+    return list(dict.fromkeys(r.item.group for r in results))

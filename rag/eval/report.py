@@ -145,7 +145,7 @@ def _worst_section(run: EvalRun, n: int) -> list[str]:
     for result in worst_results(run.results, n):
         item = result.item
         lines += [
-            f"### {item.qid} ({item.type}, score {question_score(result):.2f})",
+            f"### {item.qid} ({item.group}, score {question_score(result):.2f})",
             "",
             f"**Question:** {item.question}",
             "",
@@ -196,7 +196,7 @@ def write_plots(run: EvalRun, out_dir: Path) -> list[Path]:
         systems.append((f"baseline ({run.baseline_label})", run.baseline_results))
     types = question_types(run.results)
     summaries = [
-        {t: summarize([r for r in results if r.item.type == t]) for t in types}
+        {t: summarize([r for r in results if r.item.group == t]) for t in types}
         for _, results in systems
     ]
     paths = []

@@ -79,7 +79,7 @@ def report_json(results: Sequence[QuestionResult], label: str) -> dict[str, Any]
     """`{"n", "llm", <metric groups>, "by_type": {TYPE: {"n", <metric groups>}}}`."""
     summary = summarize(results)
     by_type = {
-        t: summarize([r for r in results if r.item.type == t]) for t in question_types(results)
+        t: summarize([r for r in results if r.item.group == t]) for t in question_types(results)
     }
     out: dict[str, Any] = {"n": summary.pop("n"), "llm": label, **summary, "by_type": by_type}
     return _rounded(out)

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from rag.answer.citations import SUPPORTED, WEAK
 from rag.answer.context import format_passages
-from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.extractive import compose_extractive
 from rag.answer.refusal import is_model_refusal
 from rag.errors import PaperTalkError
@@ -22,12 +22,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         yield AnswerEvent("token", text=raw)
     else:
         values = {"passages": format_passages(inp.passages), "question": inp.question}
+        check = tools.sentence_check(inp.passages, inp.result.question, inp.result.query)
         try:
-            for piece in tools.generate("answer", values, inp.config):
-                if not raw:
-                    inp.clock.mark("first_token")
-                raw += piece
-                yield AnswerEvent("token", text=piece)
+            pieces = tools.generate("answer", values, inp.config)
+            raw = yield from stream_checked(pieces, check, inp.clock)
         except PaperTalkError as exc:
             yield inp.failed(str(exc))
             return

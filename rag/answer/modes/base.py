@@ -3,20 +3,23 @@ being built) and a narrow set of tools from the chain, never the chain itself.""
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 from langchain_core.runnables import RunnableConfig
 
+from rag.answer.citations import render_sentence, split_cited_sentences
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.refusal import CANNOT_ANSWER
 from rag.answer.relevance import TopicDecision
 from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 from rag.settings import Settings
+from rag.text.sentences import split_sentences
 
 
 class ModeTools(Protocol):
@@ -46,11 +49,19 @@ class ModeTools(Protocol):
 
     def cite_prose(
         self, raw: str, passages: Sequence[ContextPassage]
-    ) -> tuple[str, list[AnswerSentence]]:
-        """Prose whose [n] are reference numbers (`passage.n`): checked and labelled."""
+    ) -> tuple[str, list[AnswerSentence], list[str]]:
+        """Prose whose [n] are reference numbers (`passage.n`): checked and labelled; returns
+        the text, its sentences and why each removed sentence went."""
         ...
 
     def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str: ...
+
+    def sentence_check(
+        self, passages: Sequence[ContextPassage], *questions: str, numbered: bool = False
+    ) -> Callable[[str], str]:
+        """A check of one generated sentence against `passages` (markers as in `cite`, or as
+        in `cite_prose` when `numbered`): the sentence as it may be shown, or ''."""
+        ...
 
     def abstract_sentences(self, paper_id: str) -> list[str]: ...
 
@@ -117,13 +128,54 @@ class ModeInput:
         self.result.sentences = []
         self.result.citations = []
         self.result.related = list(self.hits[:3] if related is None else related)
+        self.result.closest = {h.paper_id: self.closest_sentence(h) for h in self.result.related}
         return self.final()
+
+    def closest_sentence(self, hit: PaperHit) -> str:
+        """What a paper does say nearest to the question: its best-scored context sentence, or
+        the start of its best passage."""
+        scored = [s for p in self.passages if p.paper_id == hit.paper_id for s in p.sentences]
+        if scored:
+            return max(scored, key=lambda s: s.score).text
+        if hit.passages:
+            spans = split_sentences(hit.passages[0].text)
+            return hit.passages[0].text[spans[0].start : spans[0].end] if spans else ""
+        return ""
 
     def failed(self, error: str) -> AnswerEvent:
         """Generation failed: the error, and the papers that were retrieved."""
         self.result.error = error
         self.result.related = list(self.hits)
         return self.final()
+
+
+def stream_checked(
+    pieces: Iterable[str], check: Callable[[str], str], clock: Clock
+) -> Generator[AnswerEvent, None, str]:
+    """Relay generated text sentence by sentence, each only after `check` passed it, so nothing
+    the final answer removes is ever shown; returns the whole raw text. A sentence is complete
+    once the next one has begun with a word (markers after its full stop still belong to it)."""
+    raw = ""
+    checked = 0  # sentences passed to `check`
+    shown = 0  # sentences shown
+
+    def relay(sentences: Sequence[tuple[str, list[int]]]) -> Iterator[AnswerEvent]:
+        nonlocal checked, shown
+        for text, numbers in sentences:
+            checked += 1
+            kept = check(render_sentence(text, numbers))
+            if kept:
+                clock.mark_once("first_token")
+                yield AnswerEvent("token", text=(" " if shown else "") + kept)
+                shown += 1
+
+    for piece in pieces:
+        raw += piece
+        sentences = split_cited_sentences(raw)
+        if len(sentences) > 1 and re.search(r"[^\W\d_]", sentences[-1][0]):
+            yield from relay(sentences[checked:-1])
+    yield from relay(split_cited_sentences(raw)[checked:])
+    return raw
 
 
 Mode = Callable[[ModeInput, ModeTools], Iterator[AnswerEvent]]

@@ -11,12 +11,14 @@ from collections.abc import Generator, Iterator, Sequence
 
 from rag.answer.citations import citation_for
 from rag.answer.context import ContextPassage, format_passages
-from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.quotes import COLUMNS, classify, quote_support, short_title
 from rag.answer.safety import escape_passage_text
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
 
+# A cell whose column no sentence of the abstract fills: said, not guessed.
+NOT_STATED = "not stated"
 # Paper names in the table's first column are cut at a word within this many characters.
 NAME_CHARS = 32
 
@@ -34,7 +36,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         abstract = tools.abstract_sentences(hit.paper_id)
         cells = classify(abstract)
         row = [f"{short_title(hit.title, NAME_CHARS)} [{ref}]"]
-        row += [f"{cells[c]} [{ref}]" if c in cells else "—" for c in COLUMNS]
+        row += [f"{cells[c]} [{ref}]" if c in cells else NOT_STATED for c in COLUMNS]
         lines.append("| " + " | ".join(row) + " |")
         used = [cells[c] for c in COLUMNS if c in cells]
         citations.append(citation_for(ref, hit, " ".join(used), supporting=used))
@@ -68,18 +70,20 @@ def _contrast(
         "papers": escape_passage_text(names),
     }
     text = ""
+    check = tools.sentence_check(ordered, inp.question, numbered=True)
     try:
-        for piece in tools.generate("compare", values, inp.config):
-            text += piece
-            yield AnswerEvent("token", text=piece)
+        text = yield from stream_checked(
+            tools.generate("compare", values, inp.config), check, inp.clock
+        )
     except PaperTalkError as exc:
         inp.result.error = str(exc)
     guarded = tools.guard(" ".join(text.split()), ordered, inp.question)
     if not guarded:
         return ""
     # The prose is checked like any answer: markers to no paper dropped, sentences labelled.
-    checked, sentences = tools.cite_prose(guarded, ordered)
+    checked, sentences, removed = tools.cite_prose(guarded, ordered)
     inp.result.sentences += sentences
+    inp.result.removed += removed
     return checked
 
 

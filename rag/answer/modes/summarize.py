@@ -13,7 +13,7 @@ from rag.answer.bibtex import bibtex, format_bibliography
 from rag.answer.citations import citation_for
 from rag.answer.context import TermWeights, format_passages
 from rag.answer.intent import topic_of
-from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.quotes import classify, quote_support, short_title
 from rag.answer.safety import safe_title
 from rag.errors import PaperTalkError
@@ -81,15 +81,16 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         try:
             yield AnswerEvent("token", text="\n\n")
             values = {"passages": format_passages(ordered), "question": inp.question}
-            for piece in tools.generate("summarize", values, inp.config):
-                overview += piece
-                yield AnswerEvent("token", text=piece)
+            check = tools.sentence_check(ordered, inp.question, numbered=True)
+            pieces = tools.generate("summarize", values, inp.config)
+            overview = yield from stream_checked(pieces, check, inp.clock)
         except PaperTalkError as exc:
             result.error = str(exc)
         overview = tools.guard(" ".join(overview.split()), ordered, inp.question)
         if overview:
-            overview, checked = tools.cite_prose(overview, ordered)
+            overview, checked, removed = tools.cite_prose(overview, ordered)
             result.sentences += checked
+            result.removed += removed
     result.citations = citations
     result.answer = "\n\n".join(x for x in (body, overview, format_bibliography(citations)) if x)
     result.bibtex = bibtex(citations)
