@@ -13,6 +13,7 @@ plug in their own pieces.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -351,7 +352,7 @@ class Answerer:
             base = request.filters or SearchFilters()
             only = frozenset(request.history_papers)
             request = replace(request, filters=replace(base, paper_ids=only))
-        elif mode == "ask" and wants_comparison(question) and len(self._subjects(question)) >= 2:
+        elif mode == "ask" and wants_comparison(question) and self._compared(question):
             mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
         elif mode == "ask" and wants_summary(question):
             mode = "summarize"  # "Summarize the work on X" gets the themed overview
@@ -451,8 +452,16 @@ class Answerer:
         if step.mode in ("list", "summarize"):  # every paper about the topic, not a few
             k = max(k, CANDIDATES)
         hits = self._search(step.query, k, step.filters, config)
+        if step.mode == "ask":
+            # A paper the question names is always among the papers it is answered from.
+            subject = {p for n in self._subjects(step.question) for p in self.named_papers(n)}
+            missing = subject - {h.paper_id for h in hits}
+            if missing:
+                only = replace(step.filters or SearchFilters(), paper_ids=frozenset(missing))
+                hits = (self._search(step.query, len(missing), only, config) + hits)[:k]
         if step.mode == "compare":
-            named = self.named_papers(step.question)
+            named = [p for n in self._subjects(step.question) for p in self.named_papers(n)]
+            named = list(dict.fromkeys(named))
             if len(named) >= 2:
                 only = SearchFilters(paper_ids=frozenset(named))
                 return self._search(step.query, len(named), only, config)
@@ -477,6 +486,19 @@ class Answerer:
             n for n in query_names(text) if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
         ]
 
+    def _compared(self, text: str) -> bool:
+        """Whether `text` names two or more papers, and not only things one paper talks about
+        (a paper that compares itself with a named baseline is asked about alone)."""
+        names = self._subjects(text)
+        per_name = [set(self.named_papers(n)) for n in names]
+        if len(per_name) < 2 or set.intersection(*per_name):
+            return False
+        for paper_id in set.union(*per_name):
+            abstract = " ".join(self.abstract_sentences(paper_id))
+            if all(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", abstract) for n in names):
+                return False
+        return True
+
     def named_papers(self, text: str) -> list[str]:
         """Papers whose short name (title before ':' or a method name) the text mentions."""
         return self.searcher.lexical.names.papers_named_in(text)
@@ -485,12 +507,12 @@ class Answerer:
         mode = step["mode"]
         hits: list[PaperHit] = list(step["hits"])
         if mode == "ask":
-            # A question whose every name names a paper is answered from those papers alone,
-            # when their abstracts hold what it asks (it may also describe another paper).
-            names = query_names(step["query"])
-            named_per_name = [self.named_papers(n) for n in names]
-            if names and all(0 < len(ids) <= MAX_PAPERS_PER_NAME for ids in named_per_name):
-                named = {pid for ids in named_per_name for pid in ids}
+            # A question that names papers is answered from those papers alone, when their
+            # abstracts hold what it asks (it may also describe another paper). Names shared by
+            # many papers (LLM, PDE) are topics, not papers.
+            names = self._subjects(step["query"])
+            if names:
+                named = {pid for n in names for pid in self.named_papers(n)}
                 own = [h for h in hits if h.paper_id in named]
                 text = " ".join(" ".join(self.abstract_sentences(h.paper_id)) for h in own)
                 if own and (

@@ -131,21 +131,35 @@ def topic_terms(text: str, weights: TermWeights) -> set[str]:
     return weights.terms(" ".join(words)) if words else set()
 
 
-def asked_phrases(question: str) -> list[str]:
+def asked_phrases(
+    question: str, subjects: Sequence[str] = (), *, after: re.Pattern[str] = _QUESTION_WORD
+) -> list[str]:
     """The phrases right after each question word: what the question asks for ("what learning
-    rate does X use" -> "learning rate"), without words that only name the kind of answer."""
+    rate does X use" -> "learning rate"), without words that only name the kind of answer.
+    Coordinated phrases are each asked for ("which optimizer and batch size" -> both). A phrase
+    that runs into one of the `subjects` (names of the papers asked about) has none: the question
+    word is the subject or a relative pronoun ("what lets X do ...", "by which X does ...")."""
     phrases = []
     question = without_venues(question)
-    for match in _QUESTION_WORD.finditer(question):
-        words: list[str] = []
+    names = {w for n in subjects for w in n.split()}
+    for match in after.finditer(question):
         following = _WORD.findall(question[match.end() : match.end() + 120])
         if len(following) >= 2 and following[1].lower() in _DETERMINERS:
             continue  # "what <verb> the ...": the question word is the subject
         amount = match.group(1).lower().startswith("how")
+        found: list[str] = []
+        words: list[str] = []
         for word in following:
             lower = word.lower()
+            if word in names:
+                words, found = [], []
+                break
             if amount and not words and _DEGREE.fullmatch(lower):
                 break  # "how much faster": a degree, asked for by the quantity gate
+            if lower == "and" and words:
+                found.append(" ".join(words))  # "which X and Y": Y is asked for too
+                words = []
+                continue
             if lower in _PHRASE_END or lower in ASKING_WORDS or lower in FUNCTION_WORDS:
                 break
             if len(words) >= PHRASE_WORDS:
@@ -154,8 +168,17 @@ def asked_phrases(question: str) -> list[str]:
                 break
             words.append(word)
         if words:
-            phrases.append(" ".join(words))
+            found.append(" ".join(words))
+        phrases += found
     return phrases
+
+
+_HOW_MANY = re.compile(r"\b(how many)\s+", re.IGNORECASE)
+
+
+def counted_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
+    """What a question asks the number of ("how many GPU hours ..." -> "GPU hours")."""
+    return asked_phrases(question, subjects, after=_HOW_MANY)
 
 
 def subject_terms(names: Sequence[str], weights: TermWeights) -> set[str]:
@@ -232,17 +255,32 @@ def check_answerable(
     retrieved_terms = weights.terms(retrieved)
     subject_text = " ".join((abstracts or {}).get(pid, "") for pid in subject_papers).strip()
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
-    for phrase in asked_phrases(current):
+    where = (
+        f"the abstract of {subject_names[0]}"
+        if len(subject_names) == 1 and subject_text
+        else "the papers"
+    )
+    for phrase in asked_phrases(current, subject_names):
         wanted = weights.terms(phrase) - subject
         total = sum(weights.idf(t) for t in wanted)
         stated = sum(weights.idf(t) for t in wanted if t in stated_terms)
         if total and stated / total < PHRASE_COVERAGE and not _all_but_one(wanted, stated_terms):
-            where = (
-                f"the abstract of {subject_names[0]}"
-                if len(subject_names) == 1 and subject_text
-                else "the papers"
-            )
             return Answerability(False, stated / total, f"{where} does not state {phrase!r}")
+    # "How many X": a sentence must state a number together with X, not X and a number apart.
+    where_text = subject_text or retrieved
+    sentences = [where_text[x.start : x.end] for x in split_sentences(where_text)]
+    for thing in counted_things(current, subject_names):
+        wanted = weights.terms(thing) - subject
+        total = sum(weights.idf(t) for t in wanted)
+        if total and not any(
+            _DIGIT.search(x)
+            and (
+                sum(weights.idf(t) for t in wanted & weights.terms(x)) / total >= PHRASE_COVERAGE
+                or _all_but_one(wanted, weights.terms(x))
+            )
+            for x in sentences
+        ):
+            return Answerability(False, 0.0, f"{where} does not state how many {thing}")
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)
     # A follow-up with one content word ("What does it improve?") cannot be judged by word
