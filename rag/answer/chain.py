@@ -88,6 +88,10 @@ CONDENSE_MAX_TOKENS = 48
 WIDEN_SHARE = 0.15
 # A name shared by more papers than this (a field's acronym, not a method's) identifies none.
 MAX_PAPERS_PER_NAME = 3
+# A name more papers than this write is a field term, not a paper's own name. On the names of
+# bench/qa/tune.jsonl, papers' own names are written by at most 5 papers, and field terms that
+# some title carries (GPU, GNN, DPO) by 30 or more.
+MAX_MENTIONS_OF_A_NAME = 8
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,7 @@ class Answerer:
         self._llm = llm
         self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
         self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
+        self._mentions: dict[str, int] = {}
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
             cast(Any, self._events), afunc=cast(Any, self._aevents), name="papertalk"
@@ -481,10 +486,25 @@ class Answerer:
         return hits
 
     def _subjects(self, text: str) -> list[str]:
-        """The names in `text` that pick out a paper or a few (not a common word)."""
+        """The names in `text` that pick out a paper or a few: a paper's own name, not a field
+        term that a few titles carry and many abstracts use (GPU, ReLU)."""
         return [
-            n for n in query_names(text) if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
+            n
+            for n in query_names(text)
+            if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
+            and self._mentioned_by(n) <= MAX_MENTIONS_OF_A_NAME
         ]
+
+    def _mentioned_by(self, name: str) -> int:
+        """How many papers write `name` (as a word, case as given)."""
+        if name not in self._mentions:
+            table = self.searcher.lexical.table
+            pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+            found = {
+                p for p, t in zip(table.paper_ids, table.texts, strict=True) if pattern.search(t)
+            }
+            self._mentions[name] = len(found)
+        return self._mentions[name]
 
     def _compared(self, text: str) -> bool:
         """Whether `text` names two or more papers, and not only things one paper talks about
