@@ -19,6 +19,7 @@ GPU_Q = "How many GPUs were used in Cake's experiments?"
 JSON_KEYS = {
     "question",
     "refusal_reason",
+    "removed",
     "answer",
     "mode",
     "llm",
@@ -185,7 +186,11 @@ def test_fake_llm_invented_number_is_flagged(searcher) -> None:  # type: ignore[
     answer = make(
         searcher, fake("Cake cuts time to first token by 9.9x [1]."), "openai:fake"
     ).answer(CAKE_Q)
-    assert answer.sentences[0].support != "supported"
+    assert "9.9" not in answer.answer  # removed, and the answer quotes the abstract instead
+    assert answer.removed == [
+        'Removed "Cake cuts time to first token by 9.9x.": the cited passage does not state 9.9×.'
+    ]
+    assert "2.6" in answer.answer and answer.llm.endswith("(extractive fallback)")
 
 
 def test_unsupported_model_answer_falls_back_to_quotes(searcher) -> None:  # type: ignore[no-untyped-def]
@@ -232,18 +237,23 @@ def test_bad_questions_and_modes(searcher) -> None:  # type: ignore[no-untyped-d
 
 # The real bundled model -------------------------------------------------------------------------
 def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:  # type: ignore[no-untyped-def]
+    """The bundled model's answer keeps only sentences a cited passage supports, nothing else is
+    ever streamed, and when it wrote nothing supported the answer quotes the abstract and says
+    what was removed. A detail the abstract does not give is refused."""
     answerer = make(searcher, spec="local")
     events = list(answerer.stream(CAKE_Q))
-    tokens = [e.text for e in events if e.kind == "token"]
+    shown = "".join(e.text for e in events if e.kind == "token")
     final = events[-1].answer
-    assert tokens, "the local model streams tokens"
-    assert final.llm in ("local", "local (extractive fallback)")
+    assert not final.refused and final.error is None
+    assert final.cited_paper_ids == [CAKE_ID]
+    assert final.sentences and all(s.support in ("supported", "weak") for s in final.sentences)
     assert final.timings_ms["first_token"] > 0
-    retrieved = {h.paper_id for h in events[0].hits}
-    assert {c.paper_id for c in final.citations} <= retrieved
-    if not final.refused:
-        assert CAKE_ID in {c.paper_id for c in final.citations}
-        assert all(s.support in ("supported", "weak", "unsupported") for s in final.sentences)
+    assert "2.6" in final.answer
+    if final.llm == "local":  # the model's own sentences, each shown only after its check
+        assert shown and all(s.text in shown for s in final.sentences)
+    else:  # nothing the model wrote held up: quotes instead, and why
+        assert final.llm == "local (extractive fallback)"
+        assert final.removed and not shown
     assert answerer.answer(GPU_Q).refused
 
 

@@ -15,7 +15,12 @@ from rag.answer.chain import Answerer
 from rag.answer.intent import topic_of, wants_comparison, wants_papers, wants_summary
 from rag.answer.modes.quotes import classify, quote_support
 from rag.answer.numbers import quantities, unstated_numbers
-from rag.answer.refusal import CANNOT_ANSWER, asked_phrases, is_model_refusal
+from rag.answer.refusal import (
+    CANNOT_ANSWER,
+    asked_phrases,
+    counted_things,
+    is_model_refusal,
+)
 from rag.text.names import NameIndex, query_names
 from rag.text.questions import without_venues
 
@@ -44,7 +49,7 @@ def scripted(answerer: Answerer, reply: str) -> Answerer:
     ("question", "phrases"),
     [
         ("What learning rate does X use?", ["learning rate"]),
-        ("Which optimizer and batch size did they pick?", ["optimizer"]),
+        ("Which optimizer and batch size did they pick?", ["optimizer", "batch"]),  # both asked
         ("Which technique does X rely on?", []),  # the kind of answer, not its content
         ("What makes the model robust?", []),  # 'what' is the subject: no asked-for phrase
         ("How much faster is X than Y?", []),  # a degree: the quantity gate asks for it
@@ -54,6 +59,25 @@ def scripted(answerer: Answerer, reply: str) -> Answerer:
 )
 def test_asked_phrases(question: str, phrases: list[str]) -> None:
     assert asked_phrases(question) == phrases
+
+
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        ("What lets Foo render faster?", []),  # 'what' is the subject of 'lets'
+        ("What is the mechanism by which Foo trains?", []),  # a relative 'which'
+        ("Which base model and learning rate does Foo use?", ["base", "learning rate"]),
+    ],
+)
+def test_a_phrase_that_runs_into_the_papers_name_is_not_asked_for(
+    question: str, phrases: list[str]
+) -> None:
+    assert asked_phrases(question, ["Foo"]) == phrases
+
+
+def test_how_many_asks_for_the_counted_thing() -> None:
+    assert counted_things("How many GPU hours does Foo need?", ["Foo"]) == ["GPU hours"]
+    assert counted_things("How much faster is Foo?", ["Foo"]) == []
 
 
 def test_venue_mentions_are_context_not_names() -> None:

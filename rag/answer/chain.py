@@ -58,7 +58,7 @@ from rag.answer.llm import (
 from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.prompts import chat_prompt
-from rag.answer.refusal import check_answerable, coverage
+from rag.answer.refusal import ASKING_WORDS, check_answerable, coverage
 from rag.answer.relevance import (
     CANDIDATES,
     MAX_EXAMINED,
@@ -76,7 +76,7 @@ from rag.settings import Settings
 from rag.text.names import query_names
 from rag.text.questions import clean_question, without_venues
 from rag.text.sentences import split_sentences
-from rag.text.terms import tokenize
+from rag.text.terms import FUNCTION_WORDS, tokenize
 
 # Compare and summarize read several papers: at least this many are retrieved for them.
 MIN_PAPERS_FOR_OVERVIEWS = 6
@@ -271,7 +271,10 @@ class Answerer:
                 if allowed is None or allowed.allows(meta, paper_id):
                     hits.append(self.searcher.paper_hit(paper_id))
                     seen.add(paper_id)
-        similarities = self.searcher.paper_similarities(topic, [h.paper_id for h in hits])
+        # Similar to what is asked about, not to how it is asked ("how many" or "which").
+        asking = ASKING_WORDS | FUNCTION_WORDS
+        about = " ".join(w for w in topic.split() if w.lower().strip("?,.") not in asking) or topic
+        similarities = self.searcher.paper_similarities(about, [h.paper_id for h in hits])
         return judge_papers(
             topic,
             hits,

@@ -124,7 +124,8 @@ def resolve_citations(
         if generated:
             reason = removal_reason(sentence, passage_texts)
             if reason:
-                result.removed.append(reason)
+                if reason not in result.removed:
+                    result.removed.append(reason)
                 continue
         result.sentences.append(sentence)
 

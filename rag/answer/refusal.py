@@ -39,7 +39,7 @@ ASKING_WORDS = frozenset(
     report reports reported use uses used using also please tackle tackles address addresses
     build builds built focus focuses investigate investigates explore explores consider
     considers develop develops concern concerns apply applies applied relate related relating
-    exist exists existing oral orals spotlight spotlights poster posters""".split()
+    exist exists existing oral orals spotlight spotlights poster posters list name find""".split()
 )
 # Words that name the kind of answer a question wants ("which method", "what share"), not its
 # content: the answer need not repeat them.
@@ -149,6 +149,7 @@ def asked_phrases(
         amount = match.group(1).lower().startswith("how")
         found: list[str] = []
         words: list[str] = []
+        headed = False  # the phrase ended at its head noun; only "and" may continue it
         for word in following:
             lower = word.lower()
             if word in names:
@@ -156,16 +157,20 @@ def asked_phrases(
                 break
             if amount and not words and _DEGREE.fullmatch(lower):
                 break  # "how much faster": a degree, asked for by the quantity gate
-            if lower == "and" and words:
-                found.append(" ".join(words))  # "which X and Y": Y is asked for too
-                words = []
+            if lower == "and" and (words or headed):
+                found += [" ".join(words)] if words else []  # "which X and Y": Y is asked too
+                words, headed = [], False
                 continue
+            if headed:
+                break
             if lower in _PHRASE_END or lower in ASKING_WORDS or lower in FUNCTION_WORDS:
                 break
             if len(words) >= PHRASE_WORDS:
                 break
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
-                break
+                found += [" ".join(words)] if words else []
+                words, headed = [], True
+                continue
             words.append(word)
         if words:
             found.append(" ".join(words))
