@@ -58,6 +58,20 @@ def bundled_home(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> 
     return home
 
 
+@pytest.fixture(scope="session")
+def full_home(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> Path:
+    """A home with all ICML 2025 papers of ../shared ingested once per session (read-only for
+    tests); skipped when the corpus is absent."""
+    from rag.ingest.pipeline import run_ingest
+    from rag.settings import Settings
+
+    if not FULL_CORPUS.exists():
+        pytest.skip(f"full corpus not found: {FULL_CORPUS}")
+    home = tmp_path_factory.mktemp("full-home")
+    run_ingest(Settings(home=home, cache_dir=onnx_cache), [FULL_CORPUS], progress=False)
+    return home
+
+
 @pytest.fixture
 def bundled_settings(bundled_home: Path, onnx_cache: Path):  # type: ignore[no-untyped-def]
     from rag.settings import Settings

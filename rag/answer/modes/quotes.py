@@ -34,13 +34,14 @@ _CUES: dict[str, re.Pattern[str]] = {
     ),
 }
 MAX_CELL_WORDS = 28
+_LINK = re.compile(r"https?://|github\.com|\bcode (?:is|are) (?:publicly )?available", re.I)
 
 
 def classify(sentences: Sequence[str]) -> dict[str, str]:
     """One sentence per column: the first unused sentence matching the column's cues (a
     sentence fills one cell at most; a column without one stays empty)."""
     cells: dict[str, str] = {}
-    used: set[int] = set()
+    used = {i for i, s in enumerate(sentences) if _LINK.search(s)}  # "Code is at https://..."
     for column in ("approach", "key result", "problem", "data/setting"):
         pattern = _CUES[column]
         candidates = [i for i, s in enumerate(sentences) if pattern.search(s)]

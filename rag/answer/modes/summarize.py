@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -15,12 +16,14 @@ from rag.answer.context import TermWeights, format_passages
 from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.quotes import classify, quote_support, short_title
+from rag.answer.refusal import ASKING_WORDS
 from rag.answer.safety import safe_title
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
+from rag.text.terms import FUNCTION_WORDS
 
-# Papers join a theme when their mean cosine similarity to its members is at least this.
-THEME_SIMILARITY = 0.45
+# Fewer papers than this are one theme.
+MIN_THEMED = 4
 # Papers summarized line by line; further relevant papers are named after them.
 MAX_SUMMARIZED = 12
 # When no paper is about the whole request, this many of the closest papers are summarized.
@@ -47,13 +50,17 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     parts: list[str] = [parts_intro] if parts_intro else []
     citations: list[Citation] = []
     ref_of: dict[str, int] = {}
-    for theme, members in group_by_theme(tools, relevant):
-        parts.append(f"**{theme}**")
+    topic = topic_of(inp.question)
+    for theme, members in group_by_theme(tools, relevant, topic):
+        noun = "paper" if len(members) == 1 else "papers"
+        parts.append(f"**{theme}** ({len(members)} {noun}).")
         for hit in members:
             ref = ref_of.setdefault(hit.paper_id, len(ref_of) + 1)
             sentences = tools.abstract_sentences(hit.paper_id)
-            cells = classify(sentences)
-            line = cells.get("approach") or (sentences[0] if sentences else safe_title(hit.title))
+            cells = {k: without_opener(v) for k, v in classify(sentences).items()}
+            line = cells.get("approach") or (
+                without_opener(sentences[0]) if sentences else safe_title(hit.title)
+            )
             result_line = cells.get("key result")
             text = f"- {short_title(hit.title)}: {line} [{ref}]"
             if result_line and result_line != line:
@@ -97,43 +104,110 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     yield inp.final()
 
 
-def group_by_theme(tools: ModeTools, hits: Sequence[PaperHit]) -> list[tuple[str, list[PaperHit]]]:
-    """Greedy clustering of papers by title+passage embedding similarity; each theme is named by
-    the most distinctive word its papers share."""
+def group_by_theme(
+    tools: ModeTools, hits: Sequence[PaperHit], topic: str = ""
+) -> list[tuple[str, list[PaperHit]]]:
+    """Greedy clustering of papers by title+passage embedding similarity; each theme is named
+    by what its papers share beyond the topic itself."""
     if len(hits) <= 1:
         return [("Papers", list(hits))]
     texts = [f"{h.title}. {h.passages[0].text if h.passages else ''}" for h in hits]
-    vectors = np.asarray(tools.embed(texts))
+    vectors = np.asarray(tools.embed(texts), dtype=np.float64)
+    # Average-linkage clustering on cosine distance, cut into about sqrt(n) themes: a summary
+    # of a dozen papers reads as three or four groups, whatever the topic's spread.
+    from scipy.cluster.hierarchy import fcluster, linkage  # deferred: scipy loads in ~0.3 s
+
+    wanted = max(1, round(len(hits) ** 0.5)) if len(hits) >= MIN_THEMED else 1
+    labels = fcluster(linkage(vectors, method="average", metric="cosine"), wanted, "maxclust")
     groups: list[list[int]] = []
-    for i in range(len(hits)):
-        best, best_sim = None, 0.0
-        for g, members in enumerate(groups):
-            sim = float(np.mean([vectors[i] @ vectors[j] for j in members]))
-            if sim > best_sim:
-                best, best_sim = g, sim
-        if best is not None and best_sim >= THEME_SIMILARITY:
-            groups[best].append(i)
-        else:
-            groups.append([i])
+    for label in dict.fromkeys(labels):  # themes in the order of their best paper
+        groups.append([i for i in range(len(hits)) if labels[i] == label])
     weights = tools.weights()
-    return [
-        (theme_name([hits[i] for i in members], weights), [hits[i] for i in members])
-        for members in groups
-    ]
+    asked = weights.terms(topic)
+    named = []
+    for members in groups:
+        papers = [hits[i] for i in members]
+        texts_of = [f"{h.title}. {' '.join(tools.abstract_sentences(h.paper_id))}" for h in papers]
+        named.append((theme_name(papers, texts_of, weights, asked), papers))
+    return named
 
 
-def theme_name(members: Sequence[PaperHit], weights: TermWeights) -> str:
+_LABEL_WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
+_URL = re.compile(r"https?://\S+|\S+\.(?:com|org|io|net)\S*")
+_NOT_LABELS = ASKING_WORDS | FUNCTION_WORDS
+
+
+def theme_name(
+    members: Sequence[PaperHit],
+    texts: Sequence[str],
+    weights: TermWeights,
+    asked: AbstractSet[str] = frozenset(),
+) -> str:
+    """What a theme's papers do: the phrase (two adjacent words, else single words) that most
+    of them use (titles count more), weighted by how distinctive its words are in the
+    collection, leaving out the words of the topic asked about; a one-paper theme is named by
+    its title."""
     if len(members) == 1:
         return short_title(members[0].title)
-    counts: Counter[str] = Counter()
-    surface: dict[str, str] = {}
-    for hit in members:
-        for word in re.findall(r"[A-Za-z][A-Za-z-]{3,}", hit.title):
-            stems = weights.tokenize([word])[0]
-            if stems:
-                counts[stems[0]] += 1
-                surface.setdefault(stems[0], word)
-    if not counts:
-        return "Other"
-    shared = [t for t, c in counts.items() if c == max(counts.values())]
-    return surface[max(shared, key=weights.idf)].capitalize()
+    share: dict[tuple[str, ...], float] = {}  # members using it, title uses counting 1.5
+    members_with: Counter[tuple[str, ...]] = Counter()
+    in_titles: set[tuple[str, ...]] = set()  # a label says what a paper's title says
+    surface: dict[tuple[str, ...], Counter[str]] = {}
+    for hit, text in zip(members, texts, strict=True):
+        seen: set[tuple[str, ...]] = set()
+        for source, weight in ((hit.title, 1.5), (text, 1.0)):
+            words = _LABEL_WORD.findall(_URL.sub(" ", source))
+            stems = [weights.tokenize([w])[0] for w in words]
+            keys: list[tuple[tuple[str, ...], str]] = []
+            for i, (word, stem) in enumerate(zip(words, stems, strict=True)):
+                if not stem or stem[0] in asked or word.lower() in _NOT_LABELS:
+                    continue
+                keys.append(((stem[0],), word.lower()))
+                nxt = stems[i + 1] if i + 1 < len(words) else []
+                if nxt and nxt[0] not in asked and words[i + 1].lower() not in _NOT_LABELS:
+                    keys.append(((stem[0], nxt[0]), f"{word} {words[i + 1]}".lower()))
+            for key, shown in keys:
+                surface.setdefault(key, Counter())[shown] += 1
+                if source is hit.title:
+                    in_titles.add(key)
+                if key not in seen:
+                    seen.add(key)
+                    members_with[key] += 1
+                    share[key] = share.get(key, 0.0) + weight
+
+    def score(key: tuple[str, ...]) -> float:
+        return share[key] * min(weights.idf(t) for t in key)
+
+    # Words that more than about one paper in seven of the collection uses (IDF below 2) say
+    # little about a theme ("large", "language").
+    telling = [
+        k
+        for k in share
+        if members_with[k] >= 2 and k in in_titles and min(map(weights.idf, k)) >= 2.0
+    ]
+    pairs = [k for k in telling if len(k) == 2]
+    singles = [k for k in telling if len(k) == 1]
+    if pairs:
+        best = max(pairs, key=lambda k: (score(k), k))
+        return surface[best].most_common(1)[0][0].capitalize()
+    if not singles:
+        return "Other approaches"
+    ranked = sorted(singles, key=lambda k: (-score(k), k))[:2]
+    return " and ".join(surface[k].most_common(1)[0][0] for k in ranked).capitalize()
+
+
+# A discourse opener ties a sentence to the one before it in the abstract ("However, ...", "To
+# address this, ..."): out of context it reads wrongly, so quoted lines start after it.
+_OPENER = re.compile(
+    r"^(?:however|in contrast|consequently|additionally|furthermore|moreover|nevertheless|"
+    r"instead|therefore|thus|hence|to this end|in this (?:work|paper)|"
+    r"to (?:address|tackle|overcome|solve|mitigate|bridge|fill) (?:this|these|that|the)"
+    r"(?: [\w-]+){0,3})\s*,\s*",
+    re.IGNORECASE,
+)
+
+
+def without_opener(sentence: str) -> str:
+    """The sentence without a leading discourse opener, capitalised."""
+    rest = _OPENER.sub("", sentence.strip(), count=1)
+    return rest[:1].upper() + rest[1:] if rest else sentence
