@@ -158,6 +158,29 @@ def test_refusal_lists_possibly_related_papers() -> None:
     assert "possibly related" in panel and "pt-card-related" in panel
 
 
+def test_refusal_shows_what_each_related_paper_says_closest() -> None:
+    refused = ask_answer(
+        refused=True,
+        answer=CANNOT_ANSWER,
+        citations=[],
+        related=[hit()],
+        refusal_reason="the abstract of Cake does not state 'learning rate'",
+        closest={"WOyOtaO6lQ": S2},
+    )
+    message = render.answer_markdown(refused, 1)
+    assert "does not state" in message and "learning rate" in message
+    assert render.escape_md(S2) in message and "closest to the question" in message
+
+
+def test_removed_sentences_are_noted_with_their_reason() -> None:
+    note = 'Removed "Cake cuts TTFT by 2.6%.": the cited passage does not state 2.6%.'
+    answer = ask_answer(removed=[note])
+    message = render.answer_markdown(answer, 1)
+    assert "1 generated sentence removed" in message
+    assert "<details>" in message and render.escape_md(note) in message
+    assert "removed" not in render.answer_markdown(ask_answer(), 1)
+
+
 def test_api_error_lists_the_retrieved_papers() -> None:
     message = render.api_error_message("the LLM backend openai:x is unreachable", [hit()])
     assert message.startswith("the LLM backend openai:x is unreachable. Retrieved papers: [1] ")

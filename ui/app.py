@@ -23,7 +23,7 @@ from gradio.components.plot import PlotData
 from rag.answer.modes import MODES
 from rag.settings import Settings
 from ui import explore, handlers, render
-from ui.assets import CSS, script
+from ui.assets import CSS, head, script
 from ui.engine import DEFAULT_MAX_UPLOAD_MB, MAX_PASSAGES, UPLOAD_TYPES, AnswererFactory, Engine
 from ui.handlers import EXAMPLES, Choices, Download, Shown
 from ui.session import Conversation
@@ -556,5 +556,6 @@ def launch(
         theme=theme(),
         css=CSS,
         js=script(plotly_module()),
+        head=head(plotly_module()),
         app_kwargs=app_kwargs,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 CSS = """
@@ -194,14 +195,13 @@ function () {
       } else if (tries > 40) { clearInterval(reveal); }
     }, 100);
   });
-  // Plotly's module (4.6 MB, ~2 s to evaluate on a slow machine) is loaded while the page
-  // is idle, so opening the Map tab only draws (the file name comes from ui/app.py).
+  // Plotly's module (4.6 MB, ~2 s to evaluate on a slow machine) is fetched by the page's head
+  // (modulepreload, see `head`) and evaluated as soon as the page runs, so opening the Map tab
+  // only draws (the file name comes from ui/app.py).
   var plotlyModule = PLOTLY_MODULE;
   if (plotlyModule) {
-    setTimeout(function () {
-      var base = location.href.split("#")[0].split("?")[0].replace(/[^/]*$/, "");
-      import(new URL("assets/" + plotlyModule, base).href).catch(function () {});
-    }, 800);
+    var base = location.href.split("#")[0].split("?")[0].replace(/[^/]*$/, "");
+    import(new URL("assets/" + plotlyModule, base).href).catch(function () {});
   }
   setInterval(function () {  // bind clicks on map points once the plot is drawn
     var plot = document.querySelector("#pt-map-plot .js-plotly-plot");
@@ -216,6 +216,14 @@ function () {
   }, 300);
 }
 """
+
+
+def head(plotly_module: str | None = None) -> str:
+    """The page's <head> additions: fetch (and compile) plotly's module while Gradio's own
+    scripts load, instead of when the Map tab first needs it."""
+    if not plotly_module:
+        return ""
+    return f'<link rel="modulepreload" href="assets/{html.escape(plotly_module)}">'
 
 
 def script(plotly_module: str | None = None) -> str:
