@@ -293,13 +293,22 @@ def check_answerable(
     vague = asked is not None and len(content_terms(current, weights) - subject) <= 1
     if covered < min_coverage and not vague:
         return Answerability(False, covered, "the papers hold too little of what is asked")
-    if _QUANTITY.search(question):
-        for passage in passages:
-            for sentence in passage.sentences:
-                if _DIGIT.search(sentence.text) and (weights.terms(sentence.text) & terms):
-                    return Answerability(True, covered, "quantity found")
+    if asks_amount(question):
+        # Any sentence of the retrieved papers' abstracts, not only those picked for the context.
+        candidates = [x.text for p in passages for x in p.sentences]
+        for paper_id in dict.fromkeys(p.paper_id for p in passages):
+            text = (abstracts or {}).get(paper_id, "")
+            candidates += [text[x.start : x.end] for x in split_sentences(text)]
+        for sentence in candidates:
+            if _DIGIT.search(sentence) and (weights.terms(sentence) & terms):
+                return Answerability(True, covered, "quantity found")
         return Answerability(False, covered, "no passage states the asked-for amount")
     return Answerability(True, covered, "covered")
+
+
+def asks_amount(question: str) -> bool:
+    """Whether the question asks for an amount ("how much", "by how many", "what share")."""
+    return bool(_QUANTITY.search(question))
 
 
 def is_model_refusal(text: str) -> bool:
