@@ -327,3 +327,26 @@ def test_a_not_stated_refusal_shows_the_paper_and_its_closest_sentence(answerer)
     assert closest and closest in " ".join(answerer.abstract_sentences(CAKE_ID))
     assert answer.refusal_reason.startswith("the abstract of Cake does not state 'batch")
     assert answer.to_json()["related"][0]["closest"] == closest
+
+
+def test_a_question_about_a_name_no_paper_mentions_is_refused(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("How much faster is QuokkaFormer than Cake at prefill?")
+    assert answer.refused and answer.refusal_reason == "the papers never mention QuokkaFormer"
+    assert answer.citations == [] and answer.related
+
+
+@pytest.mark.slow
+def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    answer = full.answer("Summarize the ICML 2025 work on Gaussian splatting")
+    assert answer.mode == "summarize" and not answer.refused
+    body = answer.answer.split("References:")[0]
+    themes = re.findall(r"^\*\*(.+)\*\* \((\d+) papers?\)\.$", body, flags=re.M)
+    lines = [line for line in body.splitlines() if line.startswith("- ")]
+    assert len(lines) >= 4 and len(themes) >= 2, body
+    assert sum(int(n) for _, n in themes) == len(lines)  # every paper in one theme
+    # Lines quote the abstracts without openers that lean on a sentence left out.
+    assert not any(re.match(r"- [^:]+: (However|In contrast|To address)", x) for x in lines)
+    assert all(re.search(r"\[\d+\]$", x.rstrip(".")) for x in lines)
