@@ -51,7 +51,7 @@ def test_ask_refuses_with_related_papers(env: dict[str, str]) -> None:
 
 
 def test_ask_local_json(env: dict[str, str]) -> None:
-    result = run_cli("ask", CAKE_Q, "--json", env=env)
+    result = run_cli("ask", CAKE_Q, "--json", "--llm", "local", env=env)
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["llm"].split()[0] == "local"  # "local", or "local (extractive fallback)"
@@ -209,4 +209,7 @@ def test_refusals_say_why(env: dict[str, str]) -> None:
     lines = result.stdout.splitlines()
     phrase = lines.index("The retrieved papers do not answer this question.")
     assert lines[phrase + 1].startswith("Why: ") and "GPU" in lines[phrase + 1]
-    assert "Possibly related:" in result.stdout
+    assert "Possibly related (what each says closest to the question):" in result.stdout
+    related = lines.index("Possibly related (what each says closest to the question):")
+    assert "Compute or Load KV Cache" in lines[related + 1]
+    assert lines[related + 2].strip().startswith("“")  # what that paper says, quoted

@@ -360,12 +360,12 @@ def test_a_new_answer_scrolls_into_view_after_reading_an_older_one(page) -> None
 # The README screenshot -------------------------------------------------------------------------
 @pytest.mark.slow
 def test_readme_screenshot_with_the_default_settings(browser, default_server: str) -> None:  # type: ignore[no-untyped-def]
-    """What `make run` shows (LLM `local`), asked a real question, its citation clicked."""
+    """What `make run` shows (LLM `extractive`), asked a real question, its citation clicked."""
     from playwright.sync_api import expect
 
     context, page = open_page(browser, default_server)
     try:
-        expect(page.locator("#pt-header")).to_contain_text("19 papers in the store. LLM: local.")
+        expect(page.locator("#pt-header")).to_contain_text("19 papers in the store. LLM: extractive.")
         answer = ask(page, "How much does Cake reduce time to first token?", timeout_s=300)
         answer.locator("a.pt-cite").first.click()
         expect(page.locator(".pt-card.pt-active mark.pt-support").first).to_be_visible()
