@@ -365,7 +365,8 @@ def test_readme_screenshot_with_the_default_settings(browser, default_server: st
 
     context, page = open_page(browser, default_server)
     try:
-        expect(page.locator("#pt-header")).to_contain_text("19 papers in the store. LLM: extractive.")
+        header = page.locator("#pt-header")
+        expect(header).to_contain_text("19 papers in the store. LLM: extractive.")
         answer = ask(page, "How much does Cake reduce time to first token?", timeout_s=300)
         answer.locator("a.pt-cite").first.click()
         expect(page.locator(".pt-card.pt-active mark.pt-support").first).to_be_visible()
