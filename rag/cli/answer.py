@@ -32,7 +32,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _answer_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--llm", help="local | extractive | gguf:PATH | openai:MODEL")
+    parser.add_argument("--llm", help="extractive (default) | local | gguf:PATH | openai:MODEL")
     add_filters(parser)
     parser.add_argument("--passages", type=int, help="papers retrieved per question")
 

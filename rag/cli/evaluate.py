@@ -45,7 +45,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "retrieval, citation, facts, refusal, support and latency metrics.",
     )
     parser.add_argument("qa", type=Path, metavar="QA.jsonl", help="questions (JSON Lines)")
-    parser.add_argument("--llm", help="local | extractive | gguf:PATH | openai:MODEL")
+    parser.add_argument("--llm", help="extractive (default) | local | gguf:PATH | openai:MODEL")
     parser.add_argument(
         "--corpus", type=Path, help="ingest this paper list first (into --home or a temp home)"
     )
