@@ -228,5 +228,5 @@ def head(plotly_module: str | None = None) -> str:
 
 def script(plotly_module: str | None = None) -> str:
     """The page's script; `plotly_module`: the file name of Gradio's plotly chunk under
-    `assets/`, preloaded while the page is idle (None: loaded when the map opens)."""
+    `assets/`, evaluated as soon as the page runs (None: loaded when the map opens)."""
     return JS.replace("PLOTLY_MODULE", json.dumps(plotly_module or ""))

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rag.answer.citations import UNSUPPORTED, WEAK, lexical_containment
+from rag.answer.modes.compare import NOT_STATED
 from rag.answer.modes.extractive import EXTRACTIVE_LABEL
 from rag.explore.similar import SimilarPaper
 from rag.records import STATUSES, Answer, Citation, PaperHit
@@ -253,7 +254,7 @@ def compare_table(text: str) -> tuple[list[str], list[CompareRow], str]:
     rows = []
     for line in lines[2:count]:
         cells = [_TRAILING_REF.sub("", c) for c in _split_row(line)]
-        cells = ["" if c in ("—", "-", "", "not stated") else c for c in cells]
+        cells = ["" if c in ("—", "-", "", NOT_STATED) else c for c in cells]
         refs = _TRAILING_REF.search(_split_row(line)[0])
         rows.append(CompareRow(int(refs.group(1)) if refs else None, cells[0], cells[1:]))
     return header, rows, "\n".join(lines[count:]).strip()
@@ -343,7 +344,7 @@ def compare_markdown(
         for i in used:
             cell = _cell(row, i)
             if not cell:
-                cells.append('<td class="pt-none">not stated</td>')
+                cells.append(f'<td class="pt-none">{NOT_STATED}</td>')
                 continue
             short = short_cell(cell)
             full = f' title="{escape(plain_text(cell))}"' if short != cell else ""

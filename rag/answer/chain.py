@@ -301,19 +301,22 @@ class Answerer:
     def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str:
         """Generated text without sentences that follow an instruction or are not about the
         passages or the question (rag/answer/safety.py); empty when nothing is left."""
-        weights = self.weights()
+        return guard_generated(text, self.weights().terms, self._known(passages, questions))
+
+    def _known(self, passages: Sequence[ContextPassage], questions: Sequence[str]) -> set[str]:
+        """The content terms of the passages (titles included) and the questions."""
         shown = [safe_title(p.title) + " " + p.text for p in passages]
-        known = weights.terms(" ".join([*shown, *questions]))
-        return guard_generated(text, weights.terms, known)
+        return self.weights().terms(" ".join([*shown, *questions]))
 
     def sentence_check(
         self, passages: Sequence[ContextPassage], *questions: str, numbered: bool = False
     ) -> Callable[[str], str]:
         texts, papers = passage_slots(passages, numbered=numbered)
         similarity = EmbeddingSimilarity(self.embed)
+        terms, known = self.weights().terms, self._known(passages, questions)  # once per answer
 
         def check(sentence: str) -> str:
-            guarded = self.guard(sentence, passages, *questions)
+            guarded = guard_generated(sentence, terms, known)
             return checked_sentence(guarded, texts, papers, similarity) if guarded else ""
 
         return check
@@ -398,7 +401,7 @@ class Answerer:
         reason = self._refusal_reason(question, query, hits, passages, request.mode)
         if reason is not None:
             # The paper the question names comes first among the related papers.
-            named = {p for n in self._subjects(question) for p in self.named_papers(n)}
+            named = set(self._subject_papers(question))
             yield inp.refuse(reason, sorted(hits, key=lambda h: h.paper_id not in named)[:3])
             return
         yield from MODES[request.mode](inp, self)
@@ -462,14 +465,12 @@ class Answerer:
         hits = self._search(step.query, k, step.filters, config)
         if step.mode == "ask":
             # A paper the question names is always among the papers it is answered from.
-            subject = {p for n in self._subjects(step.question) for p in self.named_papers(n)}
-            missing = subject - {h.paper_id for h in hits}
+            missing = set(self._subject_papers(step.question)) - {h.paper_id for h in hits}
             if missing:
                 only = replace(step.filters or SearchFilters(), paper_ids=frozenset(missing))
                 hits = (self._search(step.query, len(missing), only, config) + hits)[:k]
         if step.mode == "compare":
-            named = [p for n in self._subjects(step.question) for p in self.named_papers(n)]
-            named = list(dict.fromkeys(named))
+            named = self._subject_papers(step.question)
             if len(named) >= 2:
                 only = SearchFilters(paper_ids=frozenset(named))
                 return self._search(step.query, len(named), only, config)
@@ -497,6 +498,10 @@ class Answerer:
             if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
             and self._mentioned_by(n) <= MAX_MENTIONS_OF_A_NAME
         ]
+
+    def _subject_papers(self, text: str) -> list[str]:
+        """The papers the subject names of `text` pick out, in order of mention."""
+        return list(dict.fromkeys(p for n in self._subjects(text) for p in self.named_papers(n)))
 
     def _mentioned_by(self, name: str) -> int:
         """How many papers write `name` (as a word, case as given)."""
@@ -534,8 +539,8 @@ class Answerer:
             # abstracts hold what it asks (it may also describe another paper). Names shared by
             # many papers (LLM, PDE) are topics, not papers.
             names = self._subjects(step["query"])
-            if names:
-                named = {pid for n in names for pid in self.named_papers(n)}
+            named = set(self._subject_papers(step["query"]))
+            if named:
                 own = [h for h in hits if h.paper_id in named]
                 text = " ".join(" ".join(self.abstract_sentences(h.paper_id)) for h in own)
                 if own and (
@@ -572,7 +577,7 @@ class Answerer:
         if mode != "ask":
             return None
         subject = self._subjects(query)
-        subject_papers = list(dict.fromkeys(p for n in subject for p in self.named_papers(n)))
+        subject_papers = self._subject_papers(query)
         known = {p.paper_id for p in passages} | set(subject_papers)
         verdict = check_answerable(
             query,

@@ -202,6 +202,19 @@ def coverage(
     return sum(weights.idf(t) for t in terms if t in text_terms) / total if total else 1.0
 
 
+def _stated_share(wanted: set[str], found: set[str], weights: TermWeights) -> float | None:
+    """IDF-weighted share of `wanted` terms among `found` (None when nothing is wanted)."""
+    total = sum(weights.idf(t) for t in wanted)
+    return sum(weights.idf(t) for t in wanted & found) / total if total else None
+
+
+def _phrase_stated(wanted: set[str], found: set[str], weights: TermWeights) -> bool:
+    """Whether `found` terms state an asked-for phrase: enough of its weight, or all its words
+    but one."""
+    share = _stated_share(wanted, found, weights)
+    return share is None or share >= PHRASE_COVERAGE or _all_but_one(wanted, found)
+
+
 def _all_but_one(asked: set[str], found: set[str]) -> bool:
     """A phrase of three or more terms with one missing still counts (the last word of a
     longer phrase is often the verb that follows it)."""
@@ -267,22 +280,19 @@ def check_answerable(
     )
     for phrase in asked_phrases(current, subject_names):
         wanted = weights.terms(phrase) - subject
-        total = sum(weights.idf(t) for t in wanted)
-        stated = sum(weights.idf(t) for t in wanted if t in stated_terms)
-        if total and stated / total < PHRASE_COVERAGE and not _all_but_one(wanted, stated_terms):
-            return Answerability(False, stated / total, f"{where} does not state {phrase!r}")
+        if not _phrase_stated(wanted, stated_terms, weights):
+            share = _stated_share(wanted, stated_terms, weights) or 0.0
+            return Answerability(False, share, f"{where} does not state {phrase!r}")
     # "How many X": a sentence must state a number together with X, not X and a number apart.
+    counted = counted_things(current, subject_names)
     where_text = subject_text or retrieved
-    sentences = [where_text[x.start : x.end] for x in split_sentences(where_text)]
-    for thing in counted_things(current, subject_names):
+    sentences = (
+        [where_text[x.start : x.end] for x in split_sentences(where_text)] if counted else []
+    )
+    for thing in counted:
         wanted = weights.terms(thing) - subject
-        total = sum(weights.idf(t) for t in wanted)
-        if total and not any(
-            _DIGIT.search(x)
-            and (
-                sum(weights.idf(t) for t in wanted & weights.terms(x)) / total >= PHRASE_COVERAGE
-                or _all_but_one(wanted, weights.terms(x))
-            )
+        if wanted and not any(
+            _DIGIT.search(x) and _phrase_stated(wanted, weights.terms(x), weights)
             for x in sentences
         ):
             return Answerability(False, 0.0, f"{where} does not state how many {thing}")

@@ -157,7 +157,7 @@ def theme_name(
         seen: set[tuple[str, ...]] = set()
         for source, weight in ((hit.title, 1.5), (text, 1.0)):
             words = _LABEL_WORD.findall(_URL.sub(" ", source))
-            stems = [weights.tokenize([w])[0] for w in words]
+            stems = weights.tokenize(words) if words else []  # one token list per word
             keys: list[tuple[tuple[str, ...], str]] = []
             for i, (word, stem) in enumerate(zip(words, stems, strict=True)):
                 if not stem or stem[0] in asked or word.lower() in _NOT_LABELS:
