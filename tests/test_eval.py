@@ -325,7 +325,7 @@ def test_baseline_refuses_only_when_the_llm_says_so(bundled_settings, tmp_path: 
 
 
 def test_baseline_uses_papertalks_extractive_composer(bundled_settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from rag.answer.chain import Answerer
+    from rag.answer.chain import EXTRACTIVE_CONTEXT_TOKENS, EXTRACTIVE_SENTENCES, Answerer
     from rag.answer.context import build_context
     from rag.answer.modes.extractive import compose_extractive
     from rag.eval.baseline import BaselineSystem, chunks_as_hits
@@ -346,9 +346,10 @@ def test_baseline_uses_papertalks_extractive_composer(bundled_settings, tmp_path
         chunks_as_hits(chunks),
         answerer.weights(),
         answerer.count_tokens,
-        budget_tokens=max(bundled_settings.context_tokens, 600),
+        budget_tokens=max(bundled_settings.context_tokens, EXTRACTIVE_CONTEXT_TOKENS),
+        max_sentences_per_paper=EXTRACTIVE_SENTENCES,
     )
-    quoted = compose_extractive(passages).split(" [")[0]
+    quoted = compose_extractive(passages, question, answerer.weights()).split(" [")[0]
     assert quoted.split(" [")[0] in res.answer
 
 

@@ -8,7 +8,8 @@ rule about questions and evidence (no word in this module comes from an evaluati
    names the collection, not a paper, and is not looked for;
 3. the asked-for detail: the phrase after a question word ("what learning rate", "which
    backbone", "how many GPU-hours") must be stated in the retrieved passages, apart from words
-   that only name the kind of answer (method, number, share, ...);
+   that only name the kind of answer (method, number, share, ...); a word the passages state
+   with a synonym or in another form counts as stated;
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
    the question's own content words (not only the paper's name);
 5. coverage: the retrieved passages of the answering papers must hold a minimum share of the
@@ -19,7 +20,7 @@ A generative model's own "the papers do not say" also counts as a refusal.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.answer.context import ContextPassage, TermWeights
@@ -101,6 +102,11 @@ _DIGIT = re.compile(
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 
+# (words, text) -> those of `words` for which `text` has a word of the same meaning: a synonym or
+# another form ("extra" / "additional", "virus" / "viral"); chain.py decides by word embeddings.
+NearWords = Callable[[Sequence[str], str], set[str]]
+
+
 @dataclass(frozen=True)
 class Answerability:
     answerable: bool
@@ -140,7 +146,7 @@ def asked_phrases(
     that runs into one of the `subjects` (names of the papers asked about) has none: the question
     word is the subject or a relative pronoun ("what lets X do ...", "by which X does ...")."""
     phrases = []
-    question = without_venues(question)
+    question = _POSSESSIVE.sub("", without_venues(question))
     names = {w for n in subjects for w in n.split()}
     for match in after.finditer(question):
         following = _WORD.findall(question[match.end() : match.end() + 120])
@@ -178,6 +184,7 @@ def asked_phrases(
     return phrases
 
 
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _HOW_MANY = re.compile(r"\b(how many)\s+", re.IGNORECASE)
 
 
@@ -243,6 +250,7 @@ def check_answerable(
     abstracts: Mapping[str, str] | None = None,
     subject_papers: Sequence[str] = (),
     asked: str | None = None,
+    near: NearWords | None = None,
 ) -> Answerability:
     """Whether the selected passages plausibly contain the answer (see module doc).
     `subject_names` are the names in the question that name a paper of the collection;
@@ -250,7 +258,8 @@ def check_answerable(
     `subject_papers` are the papers those names name: a detail asked about a named paper must
     be stated by that paper, not by another one. `asked` is the question as the user wrote it
     when `question` is a standalone query that carries earlier turns: names, numbers and the
-    asked-for phrase come from it (those of earlier turns were answered already)."""
+    asked-for phrase come from it (those of earlier turns were answered already). `near`
+    finds the asked words that the text states in other words (see `NearWords`)."""
     if not passages:
         return Answerability(False, 0.0, "no passages")
     question = without_venues(question)
@@ -280,8 +289,14 @@ def check_answerable(
     )
     for phrase in asked_phrases(current, subject_names):
         wanted = weights.terms(phrase) - subject
-        if not _phrase_stated(wanted, stated_terms, weights):
-            share = _stated_share(wanted, stated_terms, weights) or 0.0
+        found = stated_terms
+        if not _phrase_stated(wanted, found, weights) and near is not None:
+            # A word the abstract puts differently (extra/additional, virus/viral) is stated.
+            missing = [x for x in _WORD.findall(phrase) if weights.terms(x) & (wanted - found)]
+            stated_text = subject_text or retrieved
+            found = found | set().union(*(weights.terms(x) for x in near(missing, stated_text)))
+        if not _phrase_stated(wanted, found, weights):
+            share = _stated_share(wanted, found, weights) or 0.0
             return Answerability(False, share, f"{where} does not state {phrase!r}")
     # "How many X": a sentence must state a number together with X, not X and a number apart.
     counted = counted_things(current, subject_names)
@@ -314,6 +329,11 @@ def check_answerable(
                 return Answerability(True, covered, "quantity found")
         return Answerability(False, covered, "no passage states the asked-for amount")
     return Answerability(True, covered, "covered")
+
+
+def asks_for_code(question: str) -> bool:
+    """Whether the question asks about code (answered by a link in the abstract)."""
+    return bool(_CODE_QUESTION.search(question))
 
 
 def asks_amount(question: str) -> bool:

@@ -33,7 +33,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from rag.answer.chain import MIN_QUOTING_CONTEXT_TOKENS, Answerer
+from rag.answer.chain import EXTRACTIVE_CONTEXT_TOKENS, EXTRACTIVE_SENTENCES, Answerer
 from rag.answer.citations import EmbeddingSimilarity, cite_answer, resolve_citations
 from rag.answer.context import build_context
 from rag.answer.modes.extractive import compose_extractive
@@ -244,9 +244,10 @@ class BaselineRAG:
             chunks_as_hits(chunks),
             self.answerer.weights(),
             self.answerer.count_tokens,
-            budget_tokens=max(self.answerer.settings.context_tokens, MIN_QUOTING_CONTEXT_TOKENS),
+            budget_tokens=max(self.answerer.settings.context_tokens, EXTRACTIVE_CONTEXT_TOKENS),
+            max_sentences_per_paper=EXTRACTIVE_SENTENCES,
         )
-        raw = compose_extractive(passages)
+        raw = compose_extractive(passages, question, self.answerer.weights())
         if raw:
             cite_answer(answer, raw, passages, EmbeddingSimilarity(self.embedder.embed_documents))
         return answer

@@ -17,7 +17,7 @@ from rag.records import AnswerEvent
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     raw = ""
     if tools.is_extractive:
-        raw = compose_extractive(inp.passages)
+        raw = compose_extractive(inp.passages, inp.question, tools.weights())
         inp.clock.mark("first_token")
         yield AnswerEvent("token", text=raw)
     else:
@@ -45,7 +45,12 @@ def finish(inp: ModeInput, tools: ModeTools, raw: str) -> AnswerEvent:
         # Nothing the model wrote is backed by a passage: quote the passages instead.
         result.extractive = True
         result.llm = f"{result.llm} (extractive fallback)"
-        tools.cite(result, compose_extractive(passages), passages, inp.config)
+        tools.cite(
+            result,
+            compose_extractive(passages, inp.question, tools.weights()),
+            passages,
+            inp.config,
+        )
     if not any(s.citations for s in result.sentences):
         return inp.refuse("nothing in the answer could be tied to a paper")
     return inp.final()

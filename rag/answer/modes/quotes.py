@@ -37,11 +37,16 @@ MAX_CELL_WORDS = 28
 _LINK = re.compile(r"https?://|github\.com|\bcode (?:is|are) (?:publicly )?available", re.I)
 
 
+def is_link(sentence: str) -> bool:
+    """Whether a sentence points to code ("Code is at https://..."): not a claim to quote."""
+    return bool(_LINK.search(sentence))
+
+
 def classify(sentences: Sequence[str]) -> dict[str, str]:
     """One sentence per column: the first unused sentence matching the column's cues (a
     sentence fills one cell at most; a column without one stays empty)."""
     cells: dict[str, str] = {}
-    used = {i for i, s in enumerate(sentences) if _LINK.search(s)}  # "Code is at https://..."
+    used = {i for i, s in enumerate(sentences) if is_link(s)}  # "Code is at https://..."
     for column in ("approach", "key result", "problem", "data/setting"):
         pattern = _CUES[column]
         candidates = [i for i, s in enumerate(sentences) if pattern.search(s)]
