@@ -12,7 +12,9 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag.answer.chain import Answerer
+from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import topic_of, wants_comparison, wants_papers, wants_summary
+from rag.answer.modes.extractive import compose_extractive, cover_question, question_parts
 from rag.answer.modes.quotes import classify, quote_support
 from rag.answer.numbers import quantities, unstated_numbers
 from rag.answer.refusal import (
@@ -21,8 +23,11 @@ from rag.answer.refusal import (
     counted_things,
     is_model_refusal,
 )
+from rag.answer.relevance import THRESHOLD, judge_papers
+from rag.records import PaperHit
 from rag.text.names import NameIndex, query_names
 from rag.text.questions import without_venues
+from rag.text.terms import tokenize
 
 from .conftest import CAKE_ID
 
@@ -55,6 +60,11 @@ def scripted(answerer: Answerer, reply: str) -> Answerer:
         ("How much faster is X than Y?", []),  # a degree: the quantity gate asks for it
         ("How many GPU hours does training take?", ["GPU hours"]),
         ("Which NeurIPS 2024 method wins?", []),
+        # Adjectives before a word naming the kind of answer only narrow the kind.
+        ("Which event-based datasets does X report?", []),
+        ("What architectural component does X add?", []),
+        ("Which graph datasets does X use?", ["graph"]),  # a noun modifier is asked for
+        ("Which virus's genetic data did they use?", ["virus genetic data"]),  # possessive
     ],
 )
 def test_asked_phrases(question: str, phrases: list[str]) -> None:
@@ -350,3 +360,131 @@ def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, on
     # Lines quote the abstracts without openers that lean on a sentence left out.
     assert not any(re.match(r"- [^:]+: (However|In contrast|To address)", x) for x in lines)
     assert all(re.search(r"\[\d+\]$", x.rstrip(".")) for x in lines)
+
+
+# Extractive answers that cover the whole question ---------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        ("What is X, and how much does it save?", ["What is X", "how much does it save"]),
+        (
+            "X and Y both cache keys. How do they differ?",
+            ["X and Y both cache keys", "How do they differ"],
+        ),
+        ("Which datasets and metrics does X use?", ["Which datasets and metrics does X use"]),
+    ],
+)
+def test_question_parts(question: str, parts: list[str]) -> None:
+    assert question_parts(question) == parts
+
+
+def _weights() -> TermWeights:
+    return TermWeights(tokenize, {}, 100)
+
+
+def test_each_part_gets_a_sentence_and_another_paper_only_when_it_adds_enough() -> None:
+    question = "Which method prunes attention heads, and how much memory does it save?"
+    ranked = [
+        (Sentence("We propose HeadCut, a method that prunes attention heads.", 0, 1, 9.0), 1),
+        (Sentence("Pruning attention heads is popular in other work.", 0, 1, 8.0), 2),
+        (Sentence("HeadCut saves 40% of memory at equal accuracy.", 0, 1, 3.0), 1),
+        (Sentence("Our code is at https://github.com/x/y.", 0, 1, 2.0), 1),
+    ]
+    chosen = [s.text for s, _ in cover_question(question, ranked, _weights())]
+    assert chosen[0].startswith("We propose HeadCut")
+    assert "HeadCut saves 40% of memory at equal accuracy." in chosen  # the amount part
+    assert not any(text.startswith("Pruning attention heads") for text in chosen)  # adds nothing
+
+
+def test_two_named_papers_are_each_quoted_and_links_never_are() -> None:
+    from rag.answer.context import ContextPassage
+
+    def passage(n: int, title: str, score: float, *texts: str) -> ContextPassage:
+        hit = PaperHit(f"p{n}", title, [], "", "", 1.0)
+        return ContextPassage(n, hit, [Sentence(t, 0, 1, score - i) for i, t in enumerate(texts)])
+
+    passages = [
+        passage(
+            1,
+            "AlphaNet",
+            9.0,
+            "AlphaNet caches keys by evicting stale tokens.",
+            "Code: https://a.b/c",
+        ),
+        passage(2, "BetaNet", 2.0, "It keeps a low-rank copy of the key cache."),
+    ]
+    text = compose_extractive(
+        passages, "How do AlphaNet and BetaNet shrink the key cache?", _weights()
+    )
+    # BetaNet's sentence scores far below AlphaNet's, but the question names BetaNet too.
+    assert "[1]" in text and "[2]" in text and "https://" not in text
+
+
+def test_an_answer_covers_every_part_of_the_question(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer(
+        "How much does Cake cut time to first token, and how does it decide what to load?"
+    )
+    assert not answer.refused and answer.cited_paper_ids == [CAKE_ID]
+    assert "2.6" in answer.answer  # the amount part
+    assert re.search(r"we introduce Cake", answer.answer, re.I)  # the how part: its method
+    assert len(answer.sentences) >= 2 and all(s.support == "supported" for s in answer.sentences)
+
+
+def test_compare_quotes_each_paper_on_the_questions_own_point(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer(
+        "How does D-Fusion differ from DreamDPO in the way they use preferences?"
+    )
+    assert answer.mode == "compare"
+    block = answer.answer.split("**On the question**", 1)[1].split("\n\n")[0]
+    lines = [line for line in block.splitlines() if line.startswith("- ")]
+    assert len(lines) == 2 and all("preference" in line.lower() for line in lines)
+    for n, line in enumerate(lines, start=1):
+        paper = answer.citations[n - 1].paper_id
+        quotes = re.findall(r"([^:\]]+?) \[\d\]", line.split(": ", 1)[1])
+        assert quotes and all(f"[{n}]" in line for _ in quotes)
+        abstract = " ".join(answerer.abstract_sentences(paper))
+        assert all(q.strip(" .") in abstract for q in quotes)
+    # A comparison that asks for nothing beyond the names keeps to the table.
+    plain = answerer.answer("Compare D-Fusion and DreamDPO", mode="compare")
+    assert "On the question" not in plain.answer
+
+
+# Words stated in other words; the earlier turn's paper; a title naming the topic ---------------
+def test_an_asked_word_the_abstract_states_in_other_words_counts(answerer) -> None:  # type: ignore[no-untyped-def]
+    text = "We add a few additional learnable parameters; the code is released."
+    assert answerer.near_words(["extra", "trainable", "license"], text) == {"extra", "trainable"}
+
+
+def test_a_follow_up_without_kept_papers_finds_the_earlier_turns_paper(answerer) -> None:  # type: ignore[no-untyped-def]
+    titled = [("What does 'Compute or Load KV Cache? Why Not Both?' propose?", "Overlapping.")]
+    assert answerer.previous_papers(titled) == [CAKE_ID]
+    assert answerer.previous_papers([("What is Cake?", "A KV cache loader.")]) == [CAKE_ID]
+    assert answerer.previous_papers([("What is attention?", "A layer.")]) == []
+    answer = answerer.answer("How much does it cut time to first token?", history=titled)
+    assert not answer.refused and answer.cited_paper_ids == [CAKE_ID] and "2.6" in answer.answer
+
+
+def test_a_title_naming_the_topic_counts_toward_relevance() -> None:
+    weights = TermWeights(tokenize, {"grok": 3, "model": 60}, 100)
+    titled = PaperHit("a", "Grokking in deep networks", [], "", "", 0.0)
+    untitled = PaperHit("b", "Training dynamics", [], "", "", 0.0)
+    texts = {"a": "We study grokking.", "b": "We study grokking."}
+    similarity = THRESHOLD - 1.0 - 0.05  # full coverage, similarity just short of the bar
+    decision = judge_papers(
+        "grokking",
+        [titled, untitled],
+        weights,
+        texts.__getitem__,
+        {"a": similarity, "b": similarity},
+        lambda t: 3,
+    )
+    assert [h.paper_id for h in decision.relevant] == ["a"]
+
+
+def test_a_name_only_one_abstract_writes_names_that_paper(answerer) -> None:  # type: ignore[no-untyped-def]
+    # "Littlestone" is no paper's own name, but only one abstract writes it: the detail asked is
+    # checked against that paper, which is shown first with the reason.
+    answer = answerer.answer("What learning rate do the Littlestone dimension experiments use?")
+    assert answer.refused
+    assert answer.refusal_reason == "the abstract of Littlestone does not state 'learning rate'"
+    assert answer.related[0].title == "Online Learning in the Random-Order Model"

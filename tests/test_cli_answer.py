@@ -88,9 +88,10 @@ def test_ask_with_history_file_and_compare(env: dict[str, str], tmp_path: Path) 
     assert {c["paper_id"] for c in payload["citations"]} == {"WVlEwFiDGH", "WIIfdh0GJu"}
 
     bib = tmp_path / "refs.bib"
+    # Three bundled papers are about causality (only one of them about causal discovery).
     summary = run_cli(
         "ask",
-        "causal discovery",
+        "causality",
         "--mode",
         "summarize",
         "--llm",
@@ -100,7 +101,7 @@ def test_ask_with_history_file_and_compare(env: dict[str, str], tmp_path: Path) 
         env=env,
     )
     assert summary.returncode == 0, summary.stderr
-    assert bib.read_text().count("@inproceedings{") >= 2
+    assert bib.read_text().count("@inproceedings{") == 3
 
 
 def test_ask_errors_are_one_line(env: dict[str, str], tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ MIN_PAPERS_FOR_OVERVIEWS = 6
 # Extractive answers and overviews quote whole sentences: their context is at least this large.
 MIN_QUOTING_CONTEXT_TOKENS = 600
 # An extractive answer chooses among this many best sentences of each retrieved paper.
-EXTRACTIVE_SENTENCES = 6
+EXTRACTIVE_SENTENCES = 12
 EXTRACTIVE_CONTEXT_TOKENS = 2000
 CONDENSE_MAX_TOKENS = 48
 # Papers using an anchor term join the candidates of a topic unless more than this share of the
@@ -168,7 +168,7 @@ class Answerer:
         self._llm = llm
         self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
         self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
-        self._mentions: dict[str, int] = {}
+        self._mentions: dict[str, tuple[str, ...]] = {}
         self._word_vectors: dict[str, np.ndarray] = {}
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
@@ -534,28 +534,34 @@ class Answerer:
         return self._subject_papers(questions) or self._subject_papers(answers)
 
     def _subjects(self, text: str) -> list[str]:
-        """The names in `text` that pick out a paper or a few: a paper's own name, not a field
-        term that a few titles carry and many abstracts use (GPU, ReLU)."""
-        return [
-            n
-            for n in query_names(text)
-            if 0 < len(self.named_papers(n)) <= MAX_PAPERS_PER_NAME
-            and self._mentioned_by(n) <= MAX_MENTIONS_OF_A_NAME
-        ]
+        """The names in `text` that pick out a paper or a few (see `_papers_of`)."""
+        return [n for n in query_names(text) if self._papers_of(n)]
 
     def _subject_papers(self, text: str) -> list[str]:
         """The papers the subject names of `text` pick out, in order of mention."""
-        return list(dict.fromkeys(p for n in self._subjects(text) for p in self.named_papers(n)))
+        return list(dict.fromkeys(p for n in query_names(text) for p in self._papers_of(n)))
 
-    def _mentioned_by(self, name: str) -> int:
-        """How many papers write `name` (as a word, case as given)."""
+    def _papers_of(self, name: str) -> list[str]:
+        """The papers a name picks out: those whose own name it is (title or method name), else
+        the few that write it at all (a name used in one abstract is that paper's); none for a
+        field term that many abstracts write (GPU, ReLU), even if a few titles carry it."""
+        writers = self._writers(name)
+        if len(writers) > MAX_MENTIONS_OF_A_NAME:
+            return []
+        named = self.named_papers(name)
+        if 0 < len(named) <= MAX_PAPERS_PER_NAME:
+            return named
+        return list(writers) if len(writers) == 1 else []
+
+    def _writers(self, name: str) -> tuple[str, ...]:
+        """The papers that write `name` (as a word, case as given), in collection order."""
         if name not in self._mentions:
             table = self.searcher.lexical.table
             pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
-            found = {
+            found = [
                 p for p, t in zip(table.paper_ids, table.texts, strict=True) if pattern.search(t)
-            }
-            self._mentions[name] = len(found)
+            ]
+            self._mentions[name] = tuple(dict.fromkeys(found))
         return self._mentions[name]
 
     def _compared(self, text: str) -> bool:

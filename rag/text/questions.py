@@ -33,3 +33,17 @@ _VENUE = re.compile(r"\b[A-Z][A-Za-z]*[A-Z][A-Za-z]*\s?(?:'\d{2}|(?:19|20)\d{2})
 def without_venues(text: str) -> str:
     """`text` without venue-and-year mentions ("Which ICML 2025 papers ..." -> "Which papers")."""
     return " ".join(_VENUE.sub(" ", text).split())
+
+
+# A question's parts: sentences, and clauses joined by "and" or "," before a new question word.
+_PART_BREAK = re.compile(
+    r"[?;]|\.\s+(?=(?-i:[A-Z]))|"
+    r",?\s+and\s+(?=(?:how|what|which|why|where|when|who|whose|does|do|is|are|can)\b)|"
+    r",\s+(?=(?:how|what|which|why|where|when|who|whose)\b)",
+    re.IGNORECASE,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The clauses a question asks ("What is X, and how much does it save?" -> two)."""
+    return [p.strip() for p in _PART_BREAK.split(question) if p and p.strip()]

@@ -12,13 +12,18 @@ from collections.abc import Generator, Iterator, Sequence
 from rag.answer.citations import citation_for
 from rag.answer.context import ContextPassage, format_passages
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
+from rag.answer.modes.extractive import answering_sentences
 from rag.answer.modes.quotes import COLUMNS, classify, quote_support, short_title
+from rag.answer.refusal import subject_terms, topic_terms
 from rag.answer.safety import escape_passage_text
 from rag.errors import PaperTalkError
-from rag.records import AnswerEvent, AnswerSentence, PaperHit
+from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
+from rag.text.names import query_names
 
 # A cell whose column no sentence of the abstract fills: said, not guessed.
 NOT_STATED = "not stated"
+# Words that ask for a comparison itself, not for a point of it.
+_COMPARING = frozenset({"differ", "compar", "comparison", "contrast", "versus", "vs", "similar"})
 # Paper names in the table's first column are cut at a word within this many characters.
 NAME_CHARS = 32
 
@@ -43,12 +48,50 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         # Each cell is a quotation: its label comes from checking it against the abstract.
         result.sentences += [AnswerSentence(q, [ref], quote_support(q, abstract)) for q in used]
     table = "\n".join(lines)
+    focus = _on_the_question(inp, tools, papers, citations)
+    if focus:
+        table += "\n\n" + focus
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=table + "\n\n")
     contrast = yield from _contrast(inp, tools, papers)
     result.citations = citations
     result.answer = table + ("\n\n" + contrast if contrast else "")
     yield inp.final()
+
+
+def _on_the_question(
+    inp: ModeInput, tools: ModeTools, papers: Sequence[PaperHit], citations: Sequence[Citation]
+) -> str:
+    """What each paper's abstract says on the question's own point ("how do they differ in the
+    way they check actions?"), quoted and cited: the columns are the same for every question.
+    Empty when the question asks for nothing beyond the papers' names."""
+    weights = tools.weights()
+    point = topic_terms(inp.question, weights) - subject_terms(query_names(inp.question), weights)
+    if not point - _COMPARING:
+        return ""
+    lines = []
+    for ref, (hit, citation) in enumerate(zip(papers, citations, strict=True), start=1):
+        abstract = tools.abstract_sentences(hit.paper_id)
+        quotes = answering_sentences(inp.question, abstract, weights)
+        if not quotes:
+            lines.append(f"- {short_title(hit.title, NAME_CHARS)} [{ref}]: {NOT_STATED}")
+            continue
+        lines.append(
+            f"- {short_title(hit.title, NAME_CHARS)} [{ref}]: "
+            + " ".join(_quoted(q, ref) for q in quotes)
+        )
+        citation.supporting += [q for q in quotes if q not in citation.supporting]
+        inp.result.sentences += [
+            AnswerSentence(q, [ref], quote_support(q, abstract)) for q in quotes
+        ]
+    return "**On the question**\n" + "\n".join(lines)
+
+
+def _quoted(sentence: str, ref: int) -> str:
+    sentence = sentence.strip()
+    if sentence and sentence[-1] in ".!?":
+        return f"{sentence[:-1]} [{ref}]{sentence[-1]}"
+    return f"{sentence} [{ref}]."
 
 
 def _contrast(

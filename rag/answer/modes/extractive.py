@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from rag.answer.context import ContextPassage, Sentence, TermWeights
-from rag.answer.modes.quotes import is_link
+from rag.answer.modes.quotes import is_link, states_approach
 from rag.answer.refusal import asks_amount, asks_for_code, content_terms, subject_terms
 from rag.answer.safety import looks_like_injection
 from rag.text.names import query_names
+from rag.text.questions import question_parts
 
 EXTRACTIVE_LABEL = "Extractive answer (sentences quoted from the abstracts)"
 
 _NUMBER = re.compile(r"\d")
-# A question's parts: clauses joined by "and"/"," before a new question word, or by "?"/";".
-_PART_BREAK = re.compile(
-    r"[?;]|\.\s+(?=[A-Z])|,?\s+and\s+(?=(?:how|what|which|why|where|when|who|whose|does|do|is|are|can)\b)|"
-    r",\s+(?=(?:how|what|which|why|where|when|who|whose)\b)",
-    re.IGNORECASE,
-)
+# "How does X ...": a question about how something works.
+_HOW = re.compile(r"(?:.*\b)?how\s+(?:does|do|did|is|are|was|were|can)\b", re.IGNORECASE)
 
 
 def compose_extractive(
@@ -73,11 +70,6 @@ def compose_extractive(
     return " ".join(_with_marker(s.text, n) for s, n in chosen)
 
 
-def question_parts(question: str) -> list[str]:
-    """The clauses a question asks ("What is X, and how much does it save?" -> two)."""
-    return [p.strip() for p in _PART_BREAK.split(question) if p and p.strip()]
-
-
 # Greedy choice. A sentence joins the answer when it covers question terms not yet covered (or
 # states the amount a part asks for): from the first sentence's paper when it adds at least
 # SAME_PAPER_GAIN of the first sentence's gain, from another paper at least OTHER_PAPER_GAIN
@@ -99,34 +91,36 @@ def cover_question(
     cover the question's content terms and each amount a part asks for; returned in the order
     chosen. `owned` (passage number -> terms) adds terms each sentence of a passage covers."""
     split = question_parts(question)
-    # A part's amount is stated by a sentence with a digit and the part's own terms (the names
-    # of what the question is about don't count: every sentence of that paper may carry them).
+    # A part asking for an amount is answered by a sentence with a digit, one asking how
+    # something works by the sentence presenting the method; either with the part's own terms
+    # (the names of what the question is about don't count: every sentence of that paper may
+    # carry them).
     named = subject_terms(query_names(question), weights)
     wanted = set().union(*(content_terms(p, weights) for p in split)) if split else set()
-    parts = [(content_terms(p, weights) - named, asks_amount(p)) for p in split]
+    parts = [(content_terms(p, weights) - named, _answer_kind(p)) for p in split]
     terms = [weights.terms(s.text) | (owned or {}).get(n, set()) for s, n in ranked]
     covered: set[str] = set()
-    amount_met = [not amount for _, amount in parts]
+    met = [kind is None for _, kind in parts]
+
+    def answers(i: int) -> list[bool]:
+        """Which parts' kind of answer sentence `i` gives."""
+        text = ranked[i][0].text
+        return [kind is not None and kind(text) and bool(terms[i] & part) for part, kind in parts]
 
     def gain(i: int) -> float:
         new = sum(weights.idf(t) for t in (terms[i] & wanted) - covered)
-        if _NUMBER.search(ranked[i][0].text):
-            new += sum(
-                max((weights.idf(t) for t in part), default=0.0)
-                for (part, _), met in zip(parts, amount_met, strict=True)
-                if not met and terms[i] & part
-            )
+        new += sum(
+            max((weights.idf(t) for t in part), default=0.0)
+            for (part, _), done, gives in zip(parts, met, answers(i), strict=True)
+            if gives and not done
+        )
         return new / (1.0 + 0.15 * math.log1p(max(1, len(terms[i]))))
 
     def take(i: int) -> None:
-        nonlocal amount_met
+        nonlocal met
         chosen.append(i)
         covered.update(terms[i] & wanted)
-        if _NUMBER.search(ranked[i][0].text):
-            amount_met = [
-                met or bool(terms[i] & part)
-                for (part, _), met in zip(parts, amount_met, strict=True)
-            ]
+        met = [done or gives for done, gives in zip(met, answers(i), strict=True)]
 
     # The best-scored sentence opens the answer; each paper the question names adds its best
     # sentence; the others join by what they add.
@@ -139,6 +133,17 @@ def cover_question(
         if not left:
             break
         take(max(left, key=lambda i: (gain(i), -i)))
+    # A part asking for an amount or a mechanism that is still unanswered gets the best
+    # sentence of the papers chosen so far that gives it.
+    papers = {ranked[i][1] for i in chosen}
+    for k in range(len(parts)):
+        left = [
+            i
+            for i in range(len(ranked))
+            if not met[k] and i not in chosen and ranked[i][1] in papers and answers(i)[k]
+        ]
+        if left:
+            take(max(left, key=lambda i: (gain(i), -i)))
     limit = max(max_sentences, len(chosen) + 1)
     while len(chosen) < min(limit, len(ranked)):
         best_gain, best = max((gain(i), -i) for i in range(len(ranked)) if i not in chosen)
@@ -159,6 +164,39 @@ def cover_question(
         if same and i not in chosen and ranked[i][0].score >= RELATIVE_FLOOR * ranked[0][0].score:
             chosen.append(i)
     return [ranked[i] for i in chosen]
+
+
+def answering_sentences(
+    question: str, sentences: Sequence[str], weights: TermWeights, *, max_sentences: int = 2
+) -> list[str]:
+    """The sentences of one abstract that answer `question` (`cover_question` over them, scored
+    as the context scores sentences); none when no sentence shares a term with it."""
+    asked = weights.terms(question)
+    scored = []
+    for i, text in enumerate(sentences):
+        if looks_like_injection(text) or (is_link(text) and not asks_for_code(question)):
+            continue
+        terms = weights.terms(text)
+        overlap = sum(weights.idf(t) for t in asked & terms)
+        scored.append((Sentence(text, i, i, overlap / (1.0 + 0.15 * math.log1p(len(terms)))), 1))
+    ranked = sorted(scored, key=lambda item: -item[0].score)
+    if not ranked or ranked[0][0].score <= 0:
+        return []
+    chosen = cover_question(question, ranked, weights, max_sentences=max_sentences)
+    return [s.text for s, _ in sorted(chosen, key=lambda item: item[0].start)]
+
+
+def _states_amount(sentence: str) -> bool:
+    return bool(_NUMBER.search(sentence))
+
+
+def _answer_kind(part: str) -> Callable[[str], bool] | None:
+    """What a sentence must state to answer a question part: an amount, a method, or anything."""
+    if asks_amount(part):
+        return _states_amount
+    if _HOW.match(part):
+        return states_approach
+    return None
 
 
 def _with_marker(text: str, n: int) -> str:

@@ -37,6 +37,11 @@ MAX_CELL_WORDS = 28
 _LINK = re.compile(r"https?://|github\.com|\bcode (?:is|are) (?:publicly )?available", re.I)
 
 
+def states_approach(sentence: str) -> bool:
+    """Whether a sentence presents a paper's method ("we propose X, which ...")."""
+    return bool(_CUES["approach"].search(sentence))
+
+
 def is_link(sentence: str) -> bool:
     """Whether a sentence points to code ("Code is at https://..."): not a claim to quote."""
     return bool(_LINK.search(sentence))
