@@ -488,3 +488,13 @@ def test_a_name_only_one_abstract_writes_names_that_paper(answerer) -> None:  # 
     assert answer.refused
     assert answer.refusal_reason == "the abstract of Littlestone does not state 'learning rate'"
     assert answer.related[0].title == "Online Learning in the Random-Order Model"
+
+
+def test_an_anchor_far_more_common_than_the_rarest_is_not_distinctive() -> None:
+    from rag.answer.relevance import ANCHOR_SPREAD, anchor_terms
+
+    weights = TermWeights(tokenize, {"gflownet": 8, "flow": 8 * ANCHOR_SPREAD + 1}, 5000)
+    df = {"gflownet": 8, "flow": 8 * ANCHOR_SPREAD + 1}.get
+    assert anchor_terms("GFlowNet flows", weights, lambda t: df(t, 0)) == ["gflownet"]
+    close = {"gflownet": 8, "flow": 8 * ANCHOR_SPREAD}.get
+    assert anchor_terms("GFlowNet flows", weights, lambda t: close(t, 0)) == ["gflownet", "flow"]
