@@ -495,12 +495,13 @@ def test_quality_gate_on_bundled_corpus(bundled_settings) -> None:  # type: igno
 # only a regression trips the gate. The questions of this split are never read to tune rules.
 TEST_SPLIT = Path(__file__).resolve().parents[1] / "bench" / "qa" / "test.jsonl"
 TEST_GATE = {
-    "refusal_absent_name": 0.80,
+    "refusal_absent_name": 0.90,
     "refusal_not_stated": 0.70,
-    "citation_precision": 0.78,
-    "citation_recall": 0.78,
-    "facts": 0.45,
-    "list_recall": 0.75,
+    "citation_precision": 0.82,
+    "citation_recall": 0.76,
+    "facts": 0.52,
+    "list_recall": 0.70,
+    "list_precision": 0.75,
 }
 TEST_GATE_MAX_FALSE_REFUSALS = 0.15
 
@@ -523,6 +524,7 @@ def test_quality_gate_on_the_held_out_split(full_home: Path, onnx_cache: Path) -
         "citation_recall": summary["citation"]["recall"],
         "facts": summary["facts"]["recall"],
         "list_recall": groups["list"]["citation"]["recall"],
+        "list_precision": groups["list"]["citation"]["precision"],
     }
     low = {k: (v, TEST_GATE[k]) for k, v in measured.items() if v is None or v < TEST_GATE[k]}
     assert not low, f"quality regression (value, threshold): {low}; full summary: {summary}"
