@@ -95,6 +95,7 @@ WIDEN_SHARE = 0.15
 # above 0.45; not-stated ones none above 0.48.
 NEAR_WORD = 0.6
 _TEXT_WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+MAX_CACHED_WORDS = 50_000  # word vectors kept between questions (~75 MB)
 # A title this long, written out in a conversation, names its paper.
 MIN_QUOTED_TITLE_WORDS = 4
 # A name shared by more papers than this (a field's acronym, not a method's) identifies none.
@@ -168,7 +169,7 @@ class Answerer:
         self._llm = llm
         self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
         self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
-        self._mentions: dict[str, tuple[str, ...]] = {}
+        self._writers_of: dict[str, tuple[str, ...]] = {}
         self._word_vectors: dict[str, np.ndarray] = {}
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
@@ -509,6 +510,9 @@ class Answerer:
         if not words or not vocabulary:
             return set()
         missing = [w for w in dict.fromkeys(words + vocabulary) if w not in self._word_vectors]
+        if len(self._word_vectors) + len(missing) > MAX_CACHED_WORDS:
+            self._word_vectors.clear()
+            missing = list(dict.fromkeys(words + vocabulary))
         if missing:
             vectors = self.embed(missing)
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
@@ -543,8 +547,9 @@ class Answerer:
 
     def _papers_of(self, name: str) -> list[str]:
         """The papers a name picks out: those whose own name it is (title or method name), else
-        the few that write it at all (a name used in one abstract is that paper's); none for a
-        field term that many abstracts write (GPU, ReLU), even if a few titles carry it."""
+        the one paper that writes it at all (a name only one abstract uses is that paper's);
+        none for a field term that many abstracts write (GPU, ReLU), even if a few titles carry
+        it."""
         writers = self._writers(name)
         if len(writers) > MAX_MENTIONS_OF_A_NAME:
             return []
@@ -555,14 +560,14 @@ class Answerer:
 
     def _writers(self, name: str) -> tuple[str, ...]:
         """The papers that write `name` (as a word, case as given), in collection order."""
-        if name not in self._mentions:
+        if name not in self._writers_of:
             table = self.searcher.lexical.table
             pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
             found = [
                 p for p, t in zip(table.paper_ids, table.texts, strict=True) if pattern.search(t)
             ]
-            self._mentions[name] = tuple(dict.fromkeys(found))
-        return self._mentions[name]
+            self._writers_of[name] = tuple(dict.fromkeys(found))
+        return self._writers_of[name]
 
     def _compared(self, text: str) -> bool:
         """Whether `text` names two or more papers, and not only things one paper talks about

@@ -298,6 +298,11 @@ def check_answerable(
     )
     where_text = subject_text or retrieved
 
+    @cache
+    def sentences() -> list[str]:
+        """The sentences of the text a detail must be stated in (split once, when needed)."""
+        return [where_text[x.start : x.end] for x in split_sentences(where_text)]
+
     def stated(phrase: str, wanted: set[str], found: set[str], text: str) -> bool:
         """Whether `text` (whose terms are `found`) states the asked `phrase`; a word it puts
         differently (extra/additional, virus/viral) counts."""
@@ -325,10 +330,6 @@ def check_answerable(
             ):
                 return f"{where} not state how many {thing}", 0.0
         return None
-
-    @cache
-    def sentences() -> list[str]:
-        return [where_text[x.start : x.end] for x in split_sentences(where_text)]
 
     # Every part of the question must be answerable: a detail asked for and not stated is
     # refused even next to one that is (answering only the other parts was measured on

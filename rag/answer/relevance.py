@@ -6,9 +6,9 @@ distinctive terms (the CORE_TERMS with the highest IDF in the collection; a ques
 explains its topic in other words) and its IDF-weighted coverage of the topic's terms plus the
 cosine similarity of its best chunk to the topic, plus a bonus when its title uses one of those
 distinctive terms (a title names what a paper is about; an abstract also names what it only
-mentions), reach a threshold. Terms no abstract uses
-cannot anchor the decision but count against every paper's coverage. Calibrated on
-the `tune` question split (bench/qa/tune.jsonl, list and summary questions), never on `test`.
+mentions), reach a threshold. Terms no abstract uses cannot anchor the decision but count
+against every paper's coverage. Calibrated on the `tune` question split (bench/qa/tune.jsonl,
+list and summary questions), never on `test`.
 """
 
 from __future__ import annotations
