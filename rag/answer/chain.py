@@ -89,8 +89,8 @@ CONDENSE_MAX_TOKENS = 48
 # Papers using an anchor term join the candidates of a topic unless more than this share of the
 # collection uses it.
 WIDEN_SHARE = 0.15
-# Two words whose embeddings are at least this similar say the same thing ("extra" and
-# "additional"). On the asked-for phrases the refusal gate rejected in bench/qa/tune.jsonl and
+# Two words whose embeddings are at least this similar say the same thing ("big" and
+# "large"). On the asked-for phrases the refusal gate rejected in bench/qa/tune.jsonl and
 # tune2.jsonl, the answerable ones' missing words had a neighbour at 0.66 and above, or none
 # above 0.45; not-stated ones none above 0.48.
 NEAR_WORD = 0.6
@@ -561,10 +561,17 @@ class Answerer:
     def _writers(self, name: str) -> tuple[str, ...]:
         """The papers that write `name` (as a word, case as given), in collection order."""
         if name not in self._writers_of:
-            table = self.searcher.lexical.table
+            lexical = self.searcher.lexical
+            table = lexical.table
+            # Only papers whose index has every term of the name can write it: the lexical
+            # index narrows the scan (a question's names are looked up on every answer).
+            terms = tokenize([name])[0]
+            within = set.intersection(*(lexical.papers_with(t) for t in terms)) if terms else None
             pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
             found = [
-                p for p, t in zip(table.paper_ids, table.texts, strict=True) if pattern.search(t)
+                p
+                for p, t in zip(table.paper_ids, table.texts, strict=True)
+                if (within is None or p in within) and pattern.search(t)
             ]
             self._writers_of[name] = tuple(dict.fromkeys(found))
         return self._writers_of[name]

@@ -84,6 +84,14 @@ def candidate_sentences(hit: PaperHit) -> list[Sentence]:
     return out
 
 
+def overlap_score(asked: set[str], text: str, weights: TermWeights) -> float:
+    """IDF-weighted overlap of `text` with the `asked` terms, with a mild length normalisation
+    (long sentences match more by chance)."""
+    terms = weights.terms(text)
+    overlap = sum(weights.idf(t) for t in asked & terms)
+    return overlap / (1.0 + 0.15 * math.log1p(max(1, len(terms))))
+
+
 def score_sentences(
     question: str, hit: PaperHit, weights: TermWeights, *, rank: int
 ) -> list[Sentence]:
@@ -93,13 +101,9 @@ def score_sentences(
     names = [n.lower() for n in query_names(question)]
     scored = []
     for sentence in candidate_sentences(hit):
-        terms = weights.terms(sentence.text)
-        overlap = sum(weights.idf(t) for t in query_terms & terms)
-        # Mild length normalisation: long sentences match more by chance.
-        norm = 1.0 + 0.15 * math.log1p(max(1, len(terms)))
         # A sentence naming what the question names (a dataset, a model) is worth more.
         named = sum(1.0 for n in names if n in sentence.text.lower())
-        score = overlap / norm + named - 0.05 * rank
+        score = overlap_score(query_terms, sentence.text, weights) + named - 0.05 * rank
         scored.append(Sentence(sentence.text, sentence.start, sentence.end, score))
     scored.sort(key=lambda s: -s.score)
     return scored

@@ -104,7 +104,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 
 # (words, text) -> those of `words` for which `text` has a word of the same meaning: a synonym or
-# another form ("extra" / "additional", "virus" / "viral"); chain.py decides by word embeddings.
+# another form ("big" / "large", "speed" / "fast"); chain.py decides by word embeddings.
 NearWords = Callable[[Sequence[str], str], set[str]]
 
 
@@ -175,8 +175,8 @@ def asked_phrases(
             if len(words) >= PHRASE_WORDS:
                 break
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
-                # Adjectives alone only narrow the kind ("which event-based datasets", "what
-                # architectural component"): the question asks for an instance of the kind.
+                # Adjectives alone only narrow the kind ("which probabilistic models", "what
+                # rule-based methods"): the question asks for an instance of the kind.
                 if words and not all(_ADJECTIVE.fullmatch(w.lower()) for w in words):
                     found.append(" ".join(words))
                 words, headed = [], True
@@ -188,7 +188,7 @@ def asked_phrases(
     return phrases
 
 
-# English adjective forms: derivational suffixes and hyphenated compounds ("event-based").
+# English adjective forms: derivational suffixes and hyphenated compounds ("rule-based").
 _ADJECTIVE = re.compile(
     r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible)|"
     r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained)"
@@ -305,7 +305,7 @@ def check_answerable(
 
     def stated(phrase: str, wanted: set[str], found: set[str], text: str) -> bool:
         """Whether `text` (whose terms are `found`) states the asked `phrase`; a word it puts
-        differently (extra/additional, virus/viral) counts."""
+        differently (big/large, speed/fast) counts."""
         if _phrase_stated(wanted, found, weights):
             return True
         if near is None:

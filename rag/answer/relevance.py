@@ -104,7 +104,7 @@ def anchor_terms(
     topic: str, weights: TermWeights, document_frequency: Callable[[str], int]
 ) -> list[str]:
     """The topic's most distinctive terms that the collection uses (highest IDF first); a term
-    far more common than the rarest one is not distinctive ("flow" next to "GFlowNets")."""
+    far more common than the rarest one is not distinctive ("network" next to "hypernetwork")."""
     terms = sorted(topic_terms(topic, weights), key=lambda t: (-weights.idf(t), t))
     used = [t for t in terms if document_frequency(t) > 0][:CORE_TERMS]
     return [t for t in used if document_frequency(t) <= ANCHOR_SPREAD * document_frequency(used[0])]

@@ -12,7 +12,7 @@ from collections.abc import Generator, Iterator, Sequence
 from rag.answer.citations import citation_for
 from rag.answer.context import ContextPassage, format_passages
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
-from rag.answer.modes.extractive import answering_sentences
+from rag.answer.modes.extractive import answering_sentences, with_marker
 from rag.answer.modes.quotes import COLUMNS, classify, quote_support, short_title
 from rag.answer.refusal import subject_terms, topic_terms
 from rag.answer.safety import escape_passage_text
@@ -62,8 +62,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
 def _on_the_question(
     inp: ModeInput, tools: ModeTools, papers: Sequence[PaperHit], citations: Sequence[Citation]
 ) -> str:
-    """What each paper's abstract says on the question's own point ("how do they differ in the
-    way they check actions?"), quoted and cited: the columns are the same for every question.
+    """What each paper's abstract says on the question's own point (the loss, the data, the
+    hardware a question asks about), quoted and cited: the columns are the same for every question.
     Empty when the question asks for nothing beyond the papers' names."""
     weights = tools.weights()
     point = topic_terms(inp.question, weights) - subject_terms(query_names(inp.question), weights)
@@ -78,20 +78,13 @@ def _on_the_question(
             continue
         lines.append(
             f"- {short_title(hit.title, NAME_CHARS)} [{ref}]: "
-            + " ".join(_quoted(q, ref) for q in quotes)
+            + " ".join(with_marker(q, ref) for q in quotes)
         )
         citation.supporting += [q for q in quotes if q not in citation.supporting]
         inp.result.sentences += [
             AnswerSentence(q, [ref], quote_support(q, abstract)) for q in quotes
         ]
     return "**On the question**\n" + "\n".join(lines)
-
-
-def _quoted(sentence: str, ref: int) -> str:
-    sentence = sentence.strip()
-    if sentence and sentence[-1] in ".!?":
-        return f"{sentence[:-1]} [{ref}]{sentence[-1]}"
-    return f"{sentence} [{ref}]."
 
 
 def _contrast(

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from rag.answer.context import ContextPassage, Sentence, TermWeights
+from rag.answer.context import ContextPassage, Sentence, TermWeights, overlap_score
 from rag.answer.modes.quotes import is_link, states_approach
 from rag.answer.refusal import asks_amount, asks_for_code, content_terms, subject_terms
 from rag.answer.safety import looks_like_injection
@@ -86,7 +86,7 @@ def compose_extractive(
             for s, n in ranked[:max_sentences]
             if s.score >= relative_floor * best or s is ranked[0][0]
         ]
-    return " ".join(_with_marker(s.text, n) for s, n in chosen)
+    return " ".join(with_marker(s.text, n) for s, n in chosen)
 
 
 def cover_question(
@@ -191,9 +191,7 @@ def answering_sentences(
     for i, text in enumerate(sentences):
         if looks_like_injection(text) or (is_link(text) and not asks_for_code(question)):
             continue
-        terms = weights.terms(text)
-        overlap = sum(weights.idf(t) for t in asked & terms)
-        scored.append((Sentence(text, i, i, overlap / (1.0 + 0.15 * math.log1p(len(terms)))), 1))
+        scored.append((Sentence(text, i, i, overlap_score(asked, text, weights)), 1))
     ranked = sorted(scored, key=lambda item: -item[0].score)
     if not ranked or ranked[0][0].score <= 0:
         return []
@@ -214,7 +212,8 @@ def _answer_kind(part: str) -> Callable[[str], bool] | None:
     return None
 
 
-def _with_marker(text: str, n: int) -> str:
+def with_marker(text: str, n: int) -> str:
+    """`text` cited to passage `n`: the marker before its final full stop."""
     text = text.strip()
     if text and text[-1] in ".!?":
         return f"{text[:-1]} [{n}]{text[-1]}"
