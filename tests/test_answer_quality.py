@@ -20,11 +20,13 @@ from rag.answer.numbers import quantities, unstated_numbers
 from rag.answer.refusal import (
     CANNOT_ANSWER,
     asked_phrases,
+    check_answerable,
     counted_things,
     is_model_refusal,
 )
 from rag.answer.relevance import THRESHOLD, judge_papers
 from rag.records import PaperHit
+from rag.text.abbreviations import defined_abbreviations, expand
 from rag.text.names import NameIndex, query_names
 from rag.text.questions import without_venues
 from rag.text.terms import tokenize
@@ -498,3 +500,72 @@ def test_an_anchor_far_more_common_than_the_rarest_is_not_distinctive() -> None:
     assert anchor_terms("GFlowNet flows", weights, lambda t: df(t, 0)) == ["gflownet"]
     close = {"gflownet": 8, "flow": 8 * ANCHOR_SPREAD}.get
     assert anchor_terms("GFlowNet flows", weights, lambda t: close(t, 0)) == ["gflownet", "flow"]
+
+
+def test_abbreviations_an_abstract_defines() -> None:
+    text = (
+        "We train sparse autoencoders (SAEs) on text. Low-Rank Adaptation (LoRA) is common. "
+        "Large language models (LLMs) and a Vision Transformer (ViT) help (see Table 1)."
+    )
+    found = defined_abbreviations(text)
+    assert found == {
+        "SAE": "sparse autoencoders",
+        "LoRA": "Low Rank Adaptation",
+        "LLM": "Large language models",
+        "ViT": "Vision Transformer",
+    }
+    assert expand("We release 16 SAEs.", found) == "sparse autoencoders"
+    assert expand("The SAEGAN is new.", found) == ""  # a longer word is not the short form
+
+
+def _passage(text: str) -> Any:
+    from rag.answer.context import ContextPassage
+
+    hit = PaperHit("p1", "Probing with dictionaries", [], "", "", 1.0)
+    return ContextPassage(1, hit, [Sentence(text, 0, len(text), 1.0)])
+
+
+def test_a_count_stated_with_the_short_form_states_the_long_one() -> None:
+    abstract = "We train sparse autoencoders (SAEs) on a language model. We release 16 SAEs."
+    verdict = check_answerable(
+        "How many sparse autoencoders were released?",
+        [_passage(abstract)],
+        _weights(),
+        min_coverage=0.3,
+        abstracts={"p1": abstract},
+    )
+    assert verdict.answerable, verdict.reason
+    unstated = "We train sparse autoencoders (SAEs) on a language model. Code is released."
+    verdict = check_answerable(
+        "How many sparse autoencoders were released?",
+        [_passage(unstated)],
+        _weights(),
+        min_coverage=0.3,
+        abstracts={"p1": unstated},
+    )
+    assert not verdict.answerable and "how many sparse autoencoders" in verdict.reason
+
+
+def test_a_follow_up_is_not_judged_by_its_words_but_by_the_details_it_asks() -> None:
+    abstract = "HeadCut prunes attention heads by their gradient scores."
+    query = "What is HeadCut? How does it choose what to drop?"
+    asked = "How does it choose what to drop?"
+    kwargs: dict[str, Any] = {"min_coverage": 0.5, "abstracts": {"p1": abstract}, "asked": asked}
+    passages = [_passage(abstract)]
+    assert not check_answerable(query, passages, _weights(), **kwargs).answerable
+    assert check_answerable(query, passages, _weights(), followup=True, **kwargs).answerable
+    detail = "What is HeadCut? Which batch size does it use?"
+    kwargs["asked"] = "Which batch size does it use?"
+    verdict = check_answerable(detail, passages, _weights(), followup=True, **kwargs)
+    assert not verdict.answerable and "batch" in verdict.reason
+
+
+def test_a_follow_up_in_other_words_gets_the_papers_method(answerer) -> None:  # type: ignore[no-untyped-def]
+    history = [("What is Cake?", "A KV cache loading system.")]
+    answer = answerer.answer(
+        "How does it choose between reading from disk and recomputing?", history=history
+    )
+    assert not answer.refused and answer.cited_paper_ids == [CAKE_ID]
+    assert "we introduce Cake" in answer.answer  # the sentence presenting the method
+    detail = answerer.answer("Which storage format does it write the cache in?", history=history)
+    assert detail.refused and "storage format" in (detail.refusal_reason or "")

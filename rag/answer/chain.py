@@ -411,7 +411,8 @@ class Answerer:
             {"query": query, "hits": hits, "mode": request.mode}, config
         )
         inp = ModeInput(question, query, hits, passages, result, clock, config, request.filters)
-        reason = self._refusal_reason(question, query, hits, passages, request.mode)
+        followup = bool(request.history) and is_followup(question)
+        reason = self._refusal_reason(question, query, hits, passages, request.mode, followup)
         if reason is not None:
             # The paper the question names comes first among the related papers.
             named = set(self._subject_papers(question))
@@ -634,6 +635,7 @@ class Answerer:
         hits: Sequence[PaperHit],
         passages: Sequence[ContextPassage],
         mode: str,
+        followup: bool = False,
     ) -> str | None:
         if mode in ("authors", "list"):
             return None  # decided paper by paper (by name, or by rag/answer/relevance.py)
@@ -656,6 +658,7 @@ class Answerer:
             subject_papers=subject_papers,
             asked=question,
             near=self.near_words,
+            followup=followup,
         )
         return None if verdict.answerable else verdict.reason
 

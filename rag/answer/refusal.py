@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rag.answer.context import ContextPassage, TermWeights
+from rag.text.abbreviations import defined_abbreviations, expand
 from rag.text.names import query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
@@ -260,6 +261,7 @@ def check_answerable(
     subject_papers: Sequence[str] = (),
     asked: str | None = None,
     near: NearWords | None = None,
+    followup: bool = False,
 ) -> Answerability:
     """Whether the selected passages plausibly contain the answer (see module doc).
     `subject_names` are the names in the question that name a paper of the collection;
@@ -268,7 +270,9 @@ def check_answerable(
     be stated by that paper, not by another one. `asked` is the question as the user wrote it
     when `question` is a standalone query that carries earlier turns: names, numbers and the
     asked-for phrase come from it (those of earlier turns were answered already). `near`
-    finds the asked words that the text states in other words (see `NearWords`)."""
+    finds the asked words that the text states in other words (see `NearWords`). A `followup`
+    leans on the paper under discussion: its words are not checked against the papers' words,
+    only the details it asks for are."""
     if not passages:
         return Answerability(False, 0.0, "no passages")
     question = without_venues(question)
@@ -298,6 +302,8 @@ def check_answerable(
     )
     where_text = subject_text or retrieved
 
+    short = defined_abbreviations(where_text)  # "sparse autoencoders (SAEs)": SAEs says both
+
     @cache
     def sentences() -> list[str]:
         """The sentences of the text a detail must be stated in (split once, when needed)."""
@@ -326,7 +332,9 @@ def check_answerable(
         for thing in counted_things(part, subject_names):
             wanted = weights.terms(thing) - subject
             if wanted and not any(
-                _DIGIT.search(x) and stated(thing, wanted, weights.terms(x), x) for x in sentences()
+                _DIGIT.search(x)
+                and stated(thing, wanted, weights.terms(f"{x} {expand(x, short)}"), x)
+                for x in sentences()
             ):
                 return f"{where} not state how many {thing}", 0.0
         return None
@@ -340,9 +348,10 @@ def check_answerable(
             return Answerability(False, missing[1], missing[0])
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)
-    # A follow-up with one content word ("What does it improve?") cannot be judged by word
-    # coverage: it leans on the paper under discussion.
-    vague = asked is not None and len(content_terms(current, weights) - subject) <= 1
+    # A follow-up ("How does it pick its inputs?") cannot be judged by word coverage: it leans
+    # on the paper under discussion, which may put it in other words; so can a question with
+    # one content word ("What does it improve?").
+    vague = followup or (asked is not None and len(content_terms(current, weights) - subject) <= 1)
     if covered < min_coverage and not vague:
         return Answerability(False, covered, "the papers hold too little of what is asked")
     if asks_amount(question):

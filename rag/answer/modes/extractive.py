@@ -16,6 +16,7 @@ from rag.answer.context import ContextPassage, Sentence, TermWeights, overlap_sc
 from rag.answer.modes.quotes import is_link, states_approach
 from rag.answer.refusal import asks_amount, asks_for_code, content_terms, subject_terms
 from rag.answer.safety import looks_like_injection
+from rag.text.abbreviations import defined_abbreviations, expand
 from rag.text.names import query_names
 from rag.text.questions import question_parts
 
@@ -78,7 +79,10 @@ def compose_extractive(
             )
             for p in passages
         }
-        chosen = cover_question(question, ranked, weights, max_sentences=max_sentences, owned=owned)
+        short = {p.n: defined_abbreviations(f"{p.title}. {p.text}") for p in passages}
+        chosen = cover_question(
+            question, ranked, weights, max_sentences=max_sentences, owned=owned, short=short
+        )
     else:
         best = ranked[0][0].score
         chosen = [
@@ -96,11 +100,13 @@ def cover_question(
     *,
     max_sentences: int = 3,
     owned: Mapping[int, set[str]] | None = None,
+    short: Mapping[int, Mapping[str, str]] | None = None,
 ) -> list[tuple[Sentence, int]]:
     """Sentences (best-scored first in `ranked`, with their passage numbers) chosen greedily to
     cover the question's content terms and what each part asks for (an amount, a method);
     returned in the order chosen. `owned` (passage number -> terms) adds terms that every
-    sentence of a passage covers."""
+    sentence of a passage covers; `short` (passage number -> abbreviations it defines) lets a
+    sentence that uses a short form cover its long form's terms."""
     split = question_parts(question)
     # A part asking for an amount is answered by a sentence with a digit, one asking how
     # something works by the sentence presenting the method; either with the part's own terms
@@ -109,7 +115,11 @@ def cover_question(
     named = subject_terms(query_names(question), weights)
     wanted = set().union(*(content_terms(p, weights) for p in split)) if split else set()
     parts = [(content_terms(p, weights) - named, _answer_kind(p)) for p in split]
-    terms = [weights.terms(s.text) | (owned or {}).get(n, set()) for s, n in ranked]
+    terms = [
+        weights.terms(f"{s.text} {expand(s.text, (short or {}).get(n, {}))}")
+        | (owned or {}).get(n, set())
+        for s, n in ranked
+    ]
     covered: set[str] = set()
     met = [kind is None for _, kind in parts]
 
@@ -153,6 +163,17 @@ def cover_question(
             for i in range(len(ranked))
             if not met[k] and i not in chosen and ranked[i][1] in papers and answers(i)[k]
         ]
+        if not left and not met[k] and parts[k][1] is states_approach:
+            # Asked how it works in words the abstract doesn't use: the sentence presenting
+            # the method of the first paper says it best.
+            left = [
+                i
+                for i in range(len(ranked))
+                if i not in chosen
+                and ranked[i][1] == ranked[0][1]
+                and states_approach(ranked[i][0].text)
+            ]
+            left = [i for i in left if not any(states_approach(ranked[j][0].text) for j in chosen)]
         if left:
             take(max(left, key=lambda i: (gain(i), -i)))
     limit = max(max_sentences, len(chosen) + 1)
