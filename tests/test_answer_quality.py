@@ -109,6 +109,11 @@ def test_venue_mentions_are_context_not_names() -> None:
         ("What does LEVIS verify?", False, False),
         ("Summarize the work on causal discovery", False, True),
         ("Give me an overview of the diffusion alignment papers", False, True),
+        ("What are the main approaches to jailbreak defense?", False, True),
+        ("What has been done on graph coloring?", False, True),
+        ("What did the papers contribute to graph coloring?", True, True),
+        ("What are the main results of LEVIS?", False, False),
+        ("What did LEVIS contribute?", False, False),
     ],
 )
 def test_what_kind_of_answer_a_question_wants(question: str, papers: bool, summary: bool) -> None:
@@ -569,3 +574,23 @@ def test_a_follow_up_in_other_words_gets_the_papers_method(answerer) -> None:  #
     assert "we introduce Cake" in answer.answer  # the sentence presenting the method
     detail = answerer.answer("Which storage format does it write the cache in?", history=history)
     assert detail.refused and "storage format" in (detail.refusal_reason or "")
+
+
+def test_a_topic_is_anchored_by_its_name_not_by_its_explanation() -> None:
+    from rag.answer.relevance import anchor_terms, topic_name
+
+    assert topic_name("papers on dataset distillation, i.e. condensing a set") == (
+        "papers on dataset distillation"
+    )
+    assert topic_name("papers on grokking (late generalization)") == "papers on grokking"
+    assert (
+        topic_name("papers on flow networks (GFlowNets)") == "papers on flow networks (GFlowNets)"
+    )
+    assert topic_name("papers on settings where predictions shift data") == "papers on settings"
+    frequency = {"distil": 5, "condens": 2, "dataset": 300, "train": 900}
+    weights = TermWeights(tokenize, frequency, 3000)
+    df = lambda t: frequency.get(t, 0)  # noqa: E731
+    topic = "dataset distillation, i.e. condensing a training set"
+    assert anchor_terms(topic, weights, df) == ["distil"]
+    # A name without a word the collection uses leaves the anchors to the explanation.
+    assert anchor_terms("settings where data is condensed", weights, df) == ["condens"]

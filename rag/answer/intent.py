@@ -50,10 +50,14 @@ def wants_comparison(question: str) -> bool:
 
 
 # Requests for an overview of a body of work: "Summarize the papers on X", "Give an overview of
-# the work on Y", "What has been done on Z?".
+# the work on Y", "What has been done on Z?", "What are the main approaches to W?", "What did
+# the papers contribute to V?".
 _SUMMARY = re.compile(
     r"^\s*(?:please\s+)?(?:summari[sz]e|give\s+(?:me\s+)?an?\s+(?:overview|summary)|"
-    r"(?:provide|write)\s+an?\s+(?:overview|summary)|overview\s+of)\b",
+    r"(?:provide|write)\s+an?\s+(?:overview|summary)|overview\s+of|"
+    r"what\s+(?:are|were)\s+the\s+(?:main|key|major)\s+(?:approaches|directions|ideas|themes|"
+    r"trends|lines\s+of\s+(?:work|research))|what\s+has\s+been\s+done\s+(?:on|in|about)|"
+    r"what\s+(?:did|do|does|have|has)\b[^?]*\bcontribut\w*\s+(?:to|on|in)\b)",
     re.IGNORECASE,
 )
 

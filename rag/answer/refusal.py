@@ -42,7 +42,8 @@ ASKING_WORDS = frozenset(
     report reports reported use uses used using also please tackle tackles address addresses
     build builds built focus focuses investigate investigates explore explores consider
     considers develop develops concern concerns apply applies applied relate related relating
-    exist exists existing oral orals spotlight spotlights poster posters list name find""".split()
+    exist exists existing oral orals spotlight spotlights poster posters list name find
+    overview overviews summary summaries give contribute contributes contributed""".split()
 )
 # Words that name the kind of answer a question wants ("which method", "what share"), not its
 # content: the answer need not repeat them.

@@ -7,8 +7,8 @@ explains its topic in other words) and its IDF-weighted coverage of the topic's 
 cosine similarity of its best chunk to the topic, plus a bonus when its title uses one of those
 distinctive terms (a title names what a paper is about; an abstract also names what it only
 mentions), reach a threshold. Terms no abstract uses cannot anchor the decision but count
-against every paper's coverage. Calibrated on the `tune` question split (bench/qa/tune.jsonl,
-list and summary questions), never on `test`.
+against every paper's coverage. Calibrated on the `tune` question split (bench/qa/tune.jsonl and
+tune3.jsonl, list and summary questions), never on `test`.
 """
 
 from __future__ import annotations
@@ -100,11 +100,35 @@ def or_groups(topic: str, weights: TermWeights) -> list[set[str]]:
     return groups
 
 
+# Where a topic's name ends and its explanation begins: "X, i.e. ...", "X such as ...", "X, where
+# ...", "X (a multi-word gloss)". A one-word parenthesis is the name's short form: "(GANs)".
+_EXPLANATION = re.compile(
+    r"\s*,?\s*(?:\((?=[^()]*\s[^()]*\))|\b(?:i\.e\.|e\.g\.|such as|namely|that is|where|in which)"
+    r"(?!\w)|,\s*(?:the|a|an|which|who|whose)\b)",
+    re.IGNORECASE,
+)
+
+
+def topic_name(topic: str) -> str:
+    """The topic as named, without the explanation that may follow it ("dataset distillation,
+    i.e. condensing a training set" -> "dataset distillation")."""
+    return _EXPLANATION.split(topic, maxsplit=1)[0]
+
+
 def anchor_terms(
     topic: str, weights: TermWeights, document_frequency: Callable[[str], int]
 ) -> list[str]:
-    """The topic's most distinctive terms that the collection uses (highest IDF first); a term
-    far more common than the rarest one is not distinctive ("network" next to "hypernetwork")."""
+    """The topic's most distinctive terms that the collection uses (highest IDF first), taken
+    from its name when the name has any (an explanation's rare words are the asker's, not the
+    papers'); a term far more common than the rarest one is not distinctive ("network" next to
+    "hypernetwork")."""
+    named = _anchors(topic_name(topic), weights, document_frequency)
+    return named or _anchors(topic, weights, document_frequency)
+
+
+def _anchors(
+    topic: str, weights: TermWeights, document_frequency: Callable[[str], int]
+) -> list[str]:
     terms = sorted(topic_terms(topic, weights), key=lambda t: (-weights.idf(t), t))
     used = [t for t in terms if document_frequency(t) > 0][:CORE_TERMS]
     return [t for t in used if document_frequency(t) <= ANCHOR_SPREAD * document_frequency(used[0])]

@@ -4,6 +4,7 @@ the short form speak of the long one."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 # A short form in parentheses: capitals first, optionally a plural -s ("(SAEs)", "(ViT)").
 _DEFINED = re.compile(r"\(([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*?)(s?)\)")
@@ -39,7 +40,7 @@ def _in_order(letters: list[str], text: str) -> bool:
     return True
 
 
-def expand(sentence: str, abbreviations: dict[str, str]) -> str:
+def expand(sentence: str, abbreviations: Mapping[str, str]) -> str:
     """The long forms of the abbreviations `sentence` uses (empty when it uses none)."""
     return " ".join(
         long
