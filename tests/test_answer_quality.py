@@ -594,3 +594,19 @@ def test_a_topic_is_anchored_by_its_name_not_by_its_explanation() -> None:
     assert anchor_terms(topic, weights, df) == ["distil"]
     # A name without a word the collection uses leaves the anchors to the explanation.
     assert anchor_terms("settings where data is condensed", weights, df) == ["condens"]
+
+
+def test_an_anchor_must_be_distinctive_of_the_papers_nearest_the_topic() -> None:
+    from rag.answer.relevance import anchor_terms, topical_anchors
+
+    frequency = {"peopl": 3, "hash": 20, "code": 200, "imag": 400}
+    weights = TermWeights(tokenize, frequency, 3000)
+    df = lambda t: frequency.get(t, 0)  # noqa: E731
+    topic = "Which papers help people learn hashing codes?"
+    # "people" is rarer in abstracts than "hashing", but the papers about the topic don't use it.
+    assert anchor_terms(topic, weights, df) == ["peopl", "hash"]
+    nearest = ["Deep hashing learns binary codes."] * 6 + ["Image retrieval at scale."] * 4
+    assert topical_anchors(topic, weights, df, nearest, 3000) == ["hash"]
+    assert topical_anchors(topic, weights, df, [], 3000) == ["peopl", "hash"]
+    # A topic none of whose words its nearest papers use has no anchor: nothing is about it.
+    assert topical_anchors(topic, weights, df, ["Image retrieval at scale."] * 10, 3000) == []

@@ -62,9 +62,10 @@ from rag.answer.refusal import ASKING_WORDS, check_answerable, coverage
 from rag.answer.relevance import (
     CANDIDATES,
     MAX_EXAMINED,
+    NEAREST,
     TopicDecision,
-    anchor_terms,
     judge_papers,
+    topical_anchors,
 )
 from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
@@ -273,7 +274,23 @@ class Answerer:
         seen = {h.paper_id for h in hits}
         allowed = step.get("filters")
         n_papers = len(lexical.table.papers)
-        for term in anchor_terms(topic, weights, lambda t: df(t, 0)):
+        # Similar to what is asked about, not to how it is asked ("how many" or "which").
+        asking = ASKING_WORDS | FUNCTION_WORDS
+        about = " ".join(w for w in topic.split() if w.lower().strip("?,.") not in asking) or topic
+        similarities = self.searcher.paper_similarities(about, [h.paper_id for h in hits])
+
+        def paper_text(paper_id: str) -> str:
+            return " ".join(text for _, text in lexical.paper_chunks(paper_id))
+
+        nearest = sorted(hits, key=lambda h: -similarities.get(h.paper_id, 0.0))[:NEAREST]
+        anchors = topical_anchors(
+            topic,
+            weights,
+            lambda t: df(t, 0),
+            [f"{h.title} {paper_text(h.paper_id)}" for h in nearest],
+            n_papers,
+        )
+        for term in anchors:
             using = lexical.papers_with(term)
             if len(using) > WIDEN_SHARE * n_papers:
                 continue  # a common word ("learning"): the retrieved candidates cover it
@@ -284,17 +301,10 @@ class Answerer:
                 if allowed is None or allowed.allows(meta, paper_id):
                     hits.append(self.searcher.paper_hit(paper_id))
                     seen.add(paper_id)
-        # Similar to what is asked about, not to how it is asked ("how many" or "which").
-        asking = ASKING_WORDS | FUNCTION_WORDS
-        about = " ".join(w for w in topic.split() if w.lower().strip("?,.") not in asking) or topic
-        similarities = self.searcher.paper_similarities(about, [h.paper_id for h in hits])
+        added = [h.paper_id for h in hits if h.paper_id not in similarities]
+        similarities |= self.searcher.paper_similarities(about, added) if added else {}
         return judge_papers(
-            topic,
-            hits,
-            weights,
-            lambda paper_id: " ".join(text for _, text in lexical.paper_chunks(paper_id)),
-            similarities,
-            lambda term: df(term, 0),
+            topic, hits, weights, paper_text, similarities, lambda term: df(term, 0), anchors
         )
 
     def cite(

@@ -39,6 +39,14 @@ CORE_TERMS = 2
 # An anchor after the first is used by at most this many times as many papers as the first (on
 # the same questions: listed papers that match 0.84 -> 0.89, found 0.80 -> 0.79).
 ANCHOR_SPREAD = 10
+# An anchor must be distinctive of the topic's papers: the NEAREST candidates most similar to the
+# topic use it at least MIN_LIFT times as often as the collection does (at least two of them, for
+# the term added as the most distinctive). On bench/qa/tune.jsonl and tune3.jsonl: lists
+# 0.91 / 0.79 and 0.60 / 0.54 -> 0.91 / 0.79 and 0.66 / 0.60 (listed papers that match /
+# matching papers found), summaries 0.80 / 0.78 and 0.72 / 0.81 -> 0.80 / 0.78 and 0.75 / 0.81,
+# absent topics all refused; MIN_LIFT 2 or 10 and NEAREST 20 were no better.
+NEAREST = 10
+MIN_LIFT = 5.0
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,41 @@ def _anchors(
     return [t for t in used if document_frequency(t) <= ANCHOR_SPREAD * document_frequency(used[0])]
 
 
+def topical_anchors(
+    topic: str,
+    weights: TermWeights,
+    document_frequency: Callable[[str], int],
+    nearest: Sequence[str],
+    n_papers: int,
+) -> list[str]:
+    """`anchor_terms`, kept only where they are distinctive of the topic's papers, plus the
+    topic's most distinctive such term. A term is distinctive of the topic when the papers
+    nearest to it (`nearest`: their texts, most similar first) use it at least MIN_LIFT times as
+    often as the collection does: a word rare in abstracts but not about the topic ("look",
+    "people", "turn") is not. Without `nearest`, `anchor_terms`."""
+    anchors = anchor_terms(topic, weights, document_frequency)
+    near = [weights.terms(text) for text in nearest[:NEAREST]]
+    if not near:
+        return anchors
+
+    def lift(term: str) -> tuple[float, int]:
+        used = sum(term in terms for terms in near)
+        share = document_frequency(term) / max(1, n_papers)
+        return ((used / len(near)) / share if share else 0.0), used
+
+    kept = [t for t in anchors if lift(t)[0] >= MIN_LIFT]
+    for text in (topic_name(topic), topic):
+        scored = [(lift(t), t) for t in topic_terms(text, weights) if document_frequency(t) > 0]
+        best = [
+            t
+            for (ratio, used), t in sorted(scored, reverse=True)
+            if ratio >= MIN_LIFT and used >= 2
+        ]
+        if best:
+            return list(dict.fromkeys([*kept, best[0]]))
+    return kept
+
+
 def judge_papers(
     topic: str,
     hits: Sequence[PaperHit],
@@ -141,9 +184,11 @@ def judge_papers(
     paper_text: Callable[[str], str],
     similarities: dict[str, float],
     document_frequency: Callable[[str], int],
+    anchors: Sequence[str] | None = None,
 ) -> TopicDecision:
     """Decide for every candidate whether it is about `topic` (see module doc). Terms joined by
-    "or" count as one: covered when the paper has either, weighted by the rarer."""
+    "or" count as one: covered when the paper has either, weighted by the rarer. `anchors` are
+    the distinctive terms a paper must use (`anchor_terms` when not given)."""
     terms = sorted(topic_terms(topic, weights))
     groups = [g & set(terms) for g in or_groups(topic, weights)]
     groups = [g for g in groups if len(g) > 1]
@@ -152,9 +197,11 @@ def judge_papers(
     total = sum(max(weights.idf(t) for t in unit) for unit in units)
     # Anchors come from terms the collection uses: a word no abstract has cannot pick papers
     # (it still counts in the coverage, against every paper).
-    anchor_list = anchor_terms(topic, weights, document_frequency)
+    anchor_list = (
+        list(anchors) if anchors is not None else anchor_terms(topic, weights, document_frequency)
+    )
     core = anchor_list[0] if anchor_list else ""
-    anchors = set(anchor_list)
+    anchor_set = set(anchor_list)
     judged = []
     for hit in hits:
         paper_terms = weights.terms(f"{hit.title} {paper_text(hit.paper_id)}")
@@ -164,8 +211,8 @@ def judge_papers(
                 hit,
                 covered / total if total else 0.0,
                 similarities.get(hit.paper_id, 0.0),
-                bool(anchors & paper_terms),
-                bool(anchors & weights.terms(hit.title)),
+                bool(anchor_set & paper_terms),
+                bool(anchor_set & weights.terms(hit.title)),
             )
         )
     return TopicDecision(terms, core, judged)
