@@ -610,3 +610,5 @@ def test_an_anchor_must_be_distinctive_of_the_papers_nearest_the_topic() -> None
     assert topical_anchors(topic, weights, df, [], 3000) == ["peopl", "hash"]
     # A topic none of whose words its nearest papers use has no anchor: nothing is about it.
     assert topical_anchors(topic, weights, df, ["Image retrieval at scale."] * 10, 3000) == []
+    # Among 19 papers, 10 nearest ones say nothing about which words are distinctive.
+    assert topical_anchors(topic, weights, df, nearest, 19) == ["peopl", "hash"]

@@ -153,10 +153,13 @@ def topical_anchors(
     topic's most distinctive such term. A term is distinctive of the topic when the papers
     nearest to it (`nearest`: their texts, most similar first) use it at least MIN_LIFT times as
     often as the collection does: a word rare in abstracts but not about the topic ("look",
-    "people", "turn") is not. Without `nearest`, `anchor_terms`."""
+    "people", "turn") is not. Without `nearest`, or in a collection too small to tell,
+    `anchor_terms`."""
     anchors = anchor_terms(topic, weights, document_frequency)
     near = [weights.terms(text) for text in nearest[:NEAREST]]
-    if not near:
+    # A term only the nearest papers use reaches a lift of n_papers / len(near): in a small
+    # collection (the 19 bundled papers) no lift is telling.
+    if not near or n_papers < 2 * MIN_LIFT * len(near):
         return anchors
 
     def lift(term: str) -> tuple[float, int]:
