@@ -612,3 +612,24 @@ def test_an_anchor_must_be_distinctive_of_the_papers_nearest_the_topic() -> None
     assert topical_anchors(topic, weights, df, ["Image retrieval at scale."] * 10, 3000) == []
     # Among 19 papers, 10 nearest ones say nothing about which words are distinctive.
     assert topical_anchors(topic, weights, df, nearest, 19) == ["peopl", "hash"]
+
+
+def test_a_follow_up_naming_nothing_reads_only_the_paper_under_discussion(answerer) -> None:  # type: ignore[no-untyped-def]
+    from rag.answer.conversation import names_nothing
+
+    assert names_nothing("What resources do they balance?")
+    assert not names_nothing("How do they compare with DreamDPO?")
+    history = [("What is Cake?", "A KV cache loading system.")]
+    retrieved = [
+        event.hits
+        for event in answerer.stream("What resources do they balance, and how?", history=history)
+        if event.kind == "retrieved"
+    ]
+    assert [h.paper_id for h in retrieved[0]] == [CAKE_ID]
+    # Naming another paper brings it in.
+    retrieved = [
+        event.hits
+        for event in answerer.stream("How do they compare with DreamDPO?", history=history)
+        if event.kind == "retrieved"
+    ]
+    assert len(retrieved[0]) > 1

@@ -37,6 +37,7 @@ from rag.answer.conversation import (
     Turn,
     is_about_the_last_paper,
     is_followup,
+    names_nothing,
     rewrite_is_faithful,
     standalone_query,
 )
@@ -504,8 +505,14 @@ class Answerer:
             if remembered:
                 only = SearchFilters(paper_ids=frozenset(remembered))
                 boosted = self._search(step.query, len(remembered), only, config)
-                if boosted and len(remembered) == 1 and is_about_the_last_paper(step.question):
-                    return boosted  # other papers' passages would only invite conflation
+                # One paper under discussion and a follow-up naming nothing else ("it", "they"
+                # for its authors): other papers' passages would only invite conflation.
+                if (
+                    boosted
+                    and len(remembered) == 1
+                    and (is_about_the_last_paper(step.question) or names_nothing(step.question))
+                ):
+                    return boosted
                 boosted_ids = {h.paper_id for h in boosted}
                 hits = boosted + [h for h in hits if h.paper_id not in boosted_ids]
                 hits = hits[:k]

@@ -34,6 +34,12 @@ def is_about_the_last_paper(question: str) -> bool:
     return bool(_SINGULAR.search(question)) and not _names_something(question.split())
 
 
+def names_nothing(question: str) -> bool:
+    """Whether a question names no paper, method or dataset (no capitalised word after the
+    first): a follow-up like that is about what was under discussion."""
+    return not _names_something(question.split())
+
+
 def _names_something(words: Sequence[str]) -> bool:
     """A capitalised or mixed-case word after the first one: a paper, method or dataset name."""
     for word in words[1:]:
