@@ -633,3 +633,23 @@ def test_a_follow_up_naming_nothing_reads_only_the_paper_under_discussion(answer
         if event.kind == "retrieved"
     ]
     assert len(retrieved[0]) > 1
+
+
+def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
+    from rag.answer.context import ContextPassage
+
+    def passage(n: int, *scored: tuple[str, float]) -> ContextPassage:
+        hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0)
+        return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
+
+    passages = [
+        passage(1, ("Adapters separate domain information in segmentation.", 2.0)),
+        passage(2, ("Segmentation of new domains is hard to learn from few examples.", 5.0)),
+    ]
+    question = "Which segmentation paper finds that adapters separate domain information?"
+    text = compose_extractive(passages, question, _weights())
+    # The other paper's background sentence scores higher alone, but adds nothing asked for.
+    assert text.startswith("Adapters separate") and "[2]" not in text
+    # A question about several papers keeps the best sentence first.
+    both = compose_extractive(passages, "How do both papers treat segmentation?", _weights())
+    assert both.startswith("Segmentation of new domains")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from rag.answer.context import ContextPassage, Sentence, TermWeights, overlap_score
+from rag.answer.intent import wants_comparison
 from rag.answer.modes.quotes import is_link, states_approach
 from rag.answer.refusal import asks_amount, asks_for_code, content_terms, subject_terms
 from rag.answer.safety import looks_like_injection
@@ -70,6 +71,12 @@ def compose_extractive(
     if question and not asks_for_code(question):
         ranked = [(s, n) for s, n in ranked if not is_link(s.text)] or ranked
     if question and weights is not None:
+        if not _about_several(question):
+            # A question about one paper is answered first from the paper retrieval ranks first
+            # (by all its text, dense and lexical): a question that describes a paper matches it
+            # across sentences, while another paper's background sentence may match best alone.
+            first = next((i for i, (_, n) in enumerate(ranked) if n == passages[0].n), 0)
+            ranked = [ranked[first], *ranked[:first], *ranked[first + 1 :]]
         # A paper the question names is named by its citation: each of its sentences covers the
         # name, so a question about two papers is answered from both.
         names = query_names(question)
@@ -218,6 +225,14 @@ def answering_sentences(
         return []
     chosen = cover_question(question, ranked, weights, max_sentences=max_sentences)
     return [s.text for s, _ in sorted(chosen, key=lambda item: item[0].start)]
+
+
+_SEVERAL = re.compile(r"\b(both|each|either|neither|several|two|three)\b", re.IGNORECASE)
+
+
+def _about_several(question: str) -> bool:
+    """Whether a question is about several papers: it compares them, or says "both", "each"."""
+    return wants_comparison(question) or bool(_SEVERAL.search(question))
 
 
 def _states_amount(sentence: str) -> bool:
