@@ -653,3 +653,17 @@ def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
     # A question about several papers keeps the best sentence first.
     both = compose_extractive(passages, "How do both papers treat segmentation?", _weights())
     assert both.startswith("Segmentation of new domains")
+
+
+def test_how_a_method_works_quotes_the_sentence_after_the_one_presenting_it() -> None:
+    question = "How does HeadCut decide what to drop?"
+    ranked = [
+        (Sentence("We propose HeadCut, a pruning method for transformers.", 0, 60, 9.0), 1),
+        (Sentence("Pruning is popular.", 200, 220, 4.0), 1),
+        (Sentence("It ranks heads by gradient norms and removes the lowest.", 61, 120, 0.5), 1),
+    ]
+    chosen = [s.text for s, _ in cover_question(question, ranked, _weights())]
+    assert "It ranks heads by gradient norms and removes the lowest." in chosen
+    plain = "What does HeadCut prune?"
+    chosen = [s.text for s, _ in cover_question(plain, ranked, _weights())]
+    assert "It ranks heads by gradient norms and removes the lowest." not in chosen
