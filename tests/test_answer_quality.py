@@ -531,24 +531,19 @@ def _passage(text: str) -> Any:
 
 
 def test_a_count_stated_with_the_short_form_states_the_long_one() -> None:
-    abstract = "We train sparse autoencoders (SAEs) on a language model. We release 16 SAEs."
-    verdict = check_answerable(
-        "How many sparse autoencoders were released?",
-        [_passage(abstract)],
-        _weights(),
-        min_coverage=0.3,
-        abstracts={"p1": abstract},
-    )
-    assert verdict.answerable, verdict.reason
-    unstated = "We train sparse autoencoders (SAEs) on a language model. Code is released."
-    verdict = check_answerable(
-        "How many sparse autoencoders were released?",
-        [_passage(unstated)],
-        _weights(),
-        min_coverage=0.3,
-        abstracts={"p1": unstated},
-    )
-    assert not verdict.answerable and "how many sparse autoencoders" in verdict.reason
+    def verdict(abstract: str) -> Any:
+        return check_answerable(
+            "How many sparse autoencoders were released?",
+            [_passage(abstract)],
+            _weights(),
+            min_coverage=0.3,
+            abstracts={"p1": abstract},
+        )
+
+    stated = verdict("We train sparse autoencoders (SAEs) on a language model. We release 16 SAEs.")
+    assert stated.answerable, stated.reason
+    unstated = verdict("We train sparse autoencoders (SAEs) on a language model. Code is released.")
+    assert not unstated.answerable and "how many sparse autoencoders" in unstated.reason
 
 
 def test_a_follow_up_is_not_judged_by_its_words_but_by_the_details_it_asks() -> None:
