@@ -497,13 +497,15 @@ TEST_SPLIT = Path(__file__).resolve().parents[1] / "bench" / "qa" / "test.jsonl"
 TEST_GATE = {
     "refusal_absent_name": 0.90,
     "refusal_not_stated": 0.70,
-    "citation_precision": 0.82,
-    "citation_recall": 0.76,
-    "facts": 0.52,
-    "list_recall": 0.70,
-    "list_precision": 0.75,
+    "citation_precision": 0.85,
+    "citation_recall": 0.80,
+    "facts": 0.62,
+    "list_recall": 0.78,
+    "list_precision": 0.74,
+    "summary_precision": 0.68,
+    "summary_recall": 0.80,
 }
-TEST_GATE_MAX_FALSE_REFUSALS = 0.15
+TEST_GATE_MAX_FALSE_REFUSALS = 0.13
 
 
 @pytest.mark.slow
@@ -525,6 +527,8 @@ def test_quality_gate_on_the_held_out_split(full_home: Path, onnx_cache: Path) -
         "facts": summary["facts"]["recall"],
         "list_recall": groups["list"]["citation"]["recall"],
         "list_precision": groups["list"]["citation"]["precision"],
+        "summary_precision": groups["summary"]["citation"]["precision"],
+        "summary_recall": groups["summary"]["citation"]["recall"],
     }
     low = {k: (v, TEST_GATE[k]) for k, v in measured.items() if v is None or v < TEST_GATE[k]}
     assert not low, f"quality regression (value, threshold): {low}; full summary: {summary}"
