@@ -35,7 +35,6 @@ from rag.answer.citations import (
 from rag.answer.context import ContextPassage, TermWeights, build_context
 from rag.answer.conversation import (
     Turn,
-    is_about_the_last_paper,
     is_followup,
     names_nothing,
     rewrite_is_faithful,
@@ -507,11 +506,7 @@ class Answerer:
                 boosted = self._search(step.query, len(remembered), only, config)
                 # One paper under discussion and a follow-up naming nothing else ("it", "they"
                 # for its authors): other papers' passages would only invite conflation.
-                if (
-                    boosted
-                    and len(remembered) == 1
-                    and (is_about_the_last_paper(step.question) or names_nothing(step.question))
-                ):
+                if boosted and len(remembered) == 1 and names_nothing(step.question):
                     return boosted
                 boosted_ids = {h.paper_id for h in boosted}
                 hits = boosted + [h for h in hits if h.paper_id not in boosted_ids]

@@ -170,7 +170,12 @@ def cover_question(
             for i in range(len(ranked))
             if not met[k] and i not in chosen and ranked[i][1] in papers and answers(i)[k]
         ]
-        if not left and not met[k] and parts[k][1] is states_approach:
+        if (
+            not left
+            and not met[k]
+            and parts[k][1] is states_approach
+            and not any(states_approach(ranked[j][0].text) for j in chosen)
+        ):
             # Asked how it works in words the abstract doesn't use: the sentence presenting
             # the method of the first paper says it best.
             left = [
@@ -180,7 +185,6 @@ def cover_question(
                 and ranked[i][1] == ranked[0][1]
                 and states_approach(ranked[i][0].text)
             ]
-            left = [i for i in left if not any(states_approach(ranked[j][0].text) for j in chosen)]
         if left:
             take(max(left, key=lambda i: (gain(i), -i)))
     limit = max(max_sentences, len(chosen) + 1)
