@@ -420,12 +420,23 @@ class Answerer:
         passages: list[ContextPassage] = self._context_step.invoke(
             {"query": query, "hits": hits, "mode": request.mode}, config
         )
-        inp = ModeInput(question, query, hits, passages, result, clock, config, request.filters)
+        named = tuple(self._subject_papers(question))
+        inp = ModeInput(
+            question,
+            query,
+            hits,
+            passages,
+            result,
+            clock,
+            config,
+            request.filters,
+            named,
+            compared=len(named) >= 2 and self._compared(question),
+        )
         followup = bool(request.history) and is_followup(question)
         reason = self._refusal_reason(question, query, hits, passages, request.mode, followup)
         if reason is not None:
             # The paper the question names comes first among the related papers.
-            named = set(self._subject_papers(question))
             yield inp.refuse(reason, sorted(hits, key=lambda h: h.paper_id not in named)[:3])
             return
         yield from MODES[request.mode](inp, self)
@@ -638,6 +649,7 @@ class Answerer:
             self.count_tokens,
             budget_tokens=budget,
             max_sentences_per_paper=per_paper,
+            unmatched=self.is_extractive and mode == "ask",
         )
 
     def _refusal_reason(

@@ -117,8 +117,11 @@ def build_context(
     *,
     budget_tokens: int,
     max_sentences_per_paper: int = 2,
+    unmatched: bool = False,
 ) -> list[ContextPassage]:
-    """Numbered passages (one per paper, in retrieval order) within `budget_tokens`."""
+    """Numbered passages (one per paper, in retrieval order) within `budget_tokens`. A
+    paper's sentences that share no term with the question come only with `unmatched` (a quoted
+    answer may need the sentence after a matching one)."""
     passages: list[ContextPassage] = []
     used = 0
     per_paper = [score_sentences(question, hit, weights, rank=i) for i, hit in enumerate(hits)]
@@ -132,7 +135,7 @@ def build_context(
             cost = count_tokens(sentence.text) + (0 if passage else count_tokens(hit.title) + 4)
             if used + cost > budget_tokens:
                 continue
-            if round_ > 0 and sentence.score <= 0:
+            if round_ > 0 and sentence.score <= 0 and not unmatched:
                 continue
             if passage is None:
                 passage = ContextPassage(len(passages) + 1, hit)

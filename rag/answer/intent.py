@@ -34,6 +34,22 @@ def wants_papers(question: str) -> bool:
     return bool(_LIST.search(without_venues(question)))
 
 
+# Asking which one paper (or its method, benchmark, dataset) does something: "Which paper
+# proposes X?", "What benchmark measures Y?". The answer says which by the paper's name.
+_IDENTITY = re.compile(
+    r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|were|has|have|can)\b)[\w-]+\s+){0,2}?"
+    r"(?:paper|work|study|method|approach|benchmark|framework|system|technique|algorithm|"
+    r"dataset|model|architecture)\b",
+    re.IGNORECASE,
+)
+
+
+def wants_identity(question: str) -> bool:
+    """Whether the question asks which single paper (or its method, benchmark) does something."""
+    text = without_venues(question)
+    return bool(_IDENTITY.search(text)) and not wants_papers(text)
+
+
 # Asking how things differ: "How does X differ from Y?", "Compare X and Y", "X vs. Y", "What
 # distinguishes X from Y?", "the difference between X and Y", "How do X and Y compare?".
 _COMPARISON = re.compile(

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from rag.text.questions import without_venues
+
 _COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 # A title with more capital letters than this share is written in capitals throughout.
@@ -84,8 +86,9 @@ _NOT_NAMES = frozenset(
 
 
 def query_names(query: str) -> list[str]:
-    """Identifier-like words in the query (candidates for exact-name matching)."""
-    names = (m.group(0) for m in _NAME.finditer(query))
+    """Identifier-like words in the query (candidates for exact-name matching), not counting a
+    venue with its year ("ICML 2025" names the collection, not a paper)."""
+    names = (m.group(0) for m in _NAME.finditer(without_venues(query)))
     return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
 
 

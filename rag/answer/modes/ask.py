@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from rag.answer.citations import SUPPORTED, WEAK
 from rag.answer.context import format_passages
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
-from rag.answer.modes.extractive import compose_extractive
+from rag.answer.modes.extractive import compose_extractive, left_out, quotes_for, with_marker
 from rag.answer.refusal import is_model_refusal
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent
@@ -17,18 +17,38 @@ from rag.records import AnswerEvent
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     raw = ""
     if tools.is_extractive:
-        raw = compose_extractive(inp.passages, inp.question, tools.weights())
+        raw = compose_extractive(
+            inp.passages, inp.question, tools.weights(), named=inp.named, compared=inp.compared
+        )
         inp.clock.mark("first_token")
         yield AnswerEvent("token", text=raw)
     else:
         values = {"passages": format_passages(inp.passages), "question": inp.question}
         check = tools.sentence_check(inp.passages, inp.result.question, inp.result.query)
+        shown: list[str] = []
+
+        def checked(sentence: str) -> str:
+            kept = check(sentence)
+            if kept:
+                shown.append(kept)
+            return kept
+
         try:
             pieces = tools.generate("answer", values, inp.config)
-            raw = yield from stream_checked(pieces, check, inp.clock)
+            raw = yield from stream_checked(pieces, checked, inp.clock)
         except PaperTalkError as exc:
             yield inp.failed(str(exc))
             return
+        if shown and not is_model_refusal(raw):
+            # What the abstracts say in answer that the model's sentences leave out is quoted
+            # after them (with nothing of the model's left, `finish` quotes instead).
+            quotes = quotes_for(
+                inp.passages, inp.question, tools.weights(), named=inp.named, compared=inp.compared
+            )
+            missing = [with_marker(t, n) for t, n in left_out(shown, quotes, tools.weights())]
+            if missing:
+                yield AnswerEvent("token", text=" " + " ".join(missing))
+                raw = " ".join([_closed(raw), *missing])
     yield finish(inp, tools, raw)
 
 
@@ -47,13 +67,23 @@ def finish(inp: ModeInput, tools: ModeTools, raw: str) -> AnswerEvent:
         result.llm = f"{result.llm} (extractive fallback)"
         tools.cite(
             result,
-            compose_extractive(passages, inp.question, tools.weights()),
+            compose_extractive(
+                passages, inp.question, tools.weights(), named=inp.named, compared=inp.compared
+            ),
             passages,
             inp.config,
         )
     if not any(s.citations for s in result.sentences):
         return inp.refuse("nothing in the answer could be tied to a paper")
     return inp.final()
+
+
+def _closed(text: str) -> str:
+    """`text` ending a sentence (its own last words don't run into what follows)."""
+    text = text.strip()
+    if not text or re.search(r"[.!?][\"')\]]*(?:\s*\[[^\]]*\])*$", text):
+        return text
+    return f"{text}."
 
 
 def strip_echoed_titles(text: str, titles: Sequence[str]) -> str:

@@ -112,6 +112,8 @@ class ModeInput:
     clock: Clock
     config: RunnableConfig | None = None
     filters: SearchFilters | None = None
+    named: tuple[str, ...] = ()  # the papers the question calls by name, in order of mention
+    compared: bool = False  # whether it asks about two or more of them, not one and its baseline
 
     def final(self) -> AnswerEvent:
         """The finished answer, with its timings."""

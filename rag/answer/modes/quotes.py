@@ -34,7 +34,12 @@ _CUES: dict[str, re.Pattern[str]] = {
     ),
 }
 MAX_CELL_WORDS = 28
-_LINK = re.compile(r"https?://|github\.com|\bcode (?:is|are) (?:publicly )?available", re.I)
+_LINK = re.compile(
+    r"https?://|github\.com|\b(?:code|models|data|datasets|weights)\b[\w\s,]{0,40}?\b"
+    r"(?:is|are|will be|has been|have been) (?:made )?(?:publicly )?"
+    r"(?:available|released|open-sourced)\b",
+    re.I,
+)
 
 
 def states_approach(sentence: str) -> bool:
