@@ -197,6 +197,8 @@ def test_a_quote_counts_as_given_when_the_text_has_most_of_its_words() -> None:
     # A sentence drawn from a longer quote restates it, though it leaves most of its words out.
     long = ("Across many datasets, sizes and settings, HeadCut saves 40% of memory on inputs.", 1)
     assert left_out(["HeadCut saves 40% of memory [1]."], [long], _weights()) == []
+    # A figure is a fact of its own: a sentence without it does not give it.
+    assert left_out(["HeadCut saves memory on inputs [1]."], [long], _weights()) == [long]
 
 
 def _scripted(answerer: Answerer, reply: str) -> Answerer:
@@ -233,3 +235,19 @@ def test_what_a_model_leaves_out_is_quoted_after_its_answer(answerer: Answerer) 
     )
     _, answer = _streamed(_scripted(answerer, full), question)
     assert len(answer.sentences) == 1 and "2.6×" in answer.answer
+
+
+def test_a_sentence_the_model_repeats_is_shown_once(answerer: Answerer) -> None:
+    from rag.answer.safety import guard_generated
+
+    said = (
+        "Cake loads part of the cache [1]. Cake loads part of the cache. [1] It computes the rest."
+    )
+    kept = guard_generated(said, lambda text: set(text.lower().split()), {"cake", "computes"})
+    assert kept.count("Cake loads part of the cache") == 1 and "It computes the rest." in kept
+    repeated = "Cake balances KV cache computation and loading with a bidirectional schedule [1]. "
+    shown, answer = _streamed(
+        _scripted(answerer, repeated * 3), "How does Cake decide what to load?"
+    )
+    assert shown.count("bidirectional schedule") == 1
+    assert answer.answer.count("bidirectional schedule") == 1

@@ -102,8 +102,10 @@ def test_map_is_built_in_the_background_then_kept(engine: Engine) -> None:
     assert engine.maps.state().status == "missing"
     assert handlers.similar(engine, CAKE_ID).count("<li") == 5  # without a map: no topics
     steps = list(handlers.map_steps(engine))
-    assert [s.ready for s in steps] == [False, True]
-    assert steps[0].status == handlers.BUILDING and steps[0].figure is None
+    # "Building" first, then the map; a map built before the first step shows at once.
+    assert [s.ready for s in steps] in ([False, True], [True])
+    if len(steps) == 2:
+        assert steps[0].status == handlers.BUILDING and steps[0].figure is None
     ready = steps[-1]
     figure = json.loads(ready.figure or "{}")
     assert sum(len(t["x"]) for t in figure["data"]) == 19

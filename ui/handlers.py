@@ -254,7 +254,10 @@ def map_steps(engine: Engine, *, wait_s: float = 600.0) -> Iterator[MapShown]:
         yield map_shown(engine)
         return
     engine.maps.start_build()
-    yield map_shown(engine)
+    shown = map_shown(engine)
+    yield shown
+    if shown.ready:  # a small collection's map may be done already
+        return
     engine.maps.wait(wait_s)
     yield map_shown(engine)
 
