@@ -44,7 +44,7 @@ def _passage(n: int, title: str, *texts: str, score: float = 5.0) -> ContextPass
     ("question", "identity"),
     [
         ("Which paper trains a robot arm from videos?", True),
-        ("What benchmark measures how well agents plan trips?", True),
+        ("What benchmark tests how well agents plan trips?", True),
         ("Which NeurIPS 2024 method prunes attention heads?", True),
         ("Which paper's method is fastest?", True),
         ("Which papers train robot arms from videos?", False),  # a list

@@ -35,7 +35,7 @@ def wants_papers(question: str) -> bool:
 
 
 # Asking which one paper (or its method, benchmark, dataset) does something: "Which paper
-# proposes X?", "What benchmark measures Y?". The answer says which by the paper's name.
+# proposes X?", "What benchmark tests Y?". The answer says which by the paper's name.
 _IDENTITY = re.compile(
     r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|were|has|have|can)\b)[\w-]+\s+){0,2}?"
     r"(?:paper|work|study|method|approach|benchmark|framework|system|technique|algorithm|"

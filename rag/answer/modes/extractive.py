@@ -353,8 +353,8 @@ def _about_several(question: str) -> bool:
 
 
 def paper_name(title: str) -> str:
-    """The name a paper goes by when its title gives one ("BEST-Route: Adaptive ..." ->
-    "BEST-Route"); empty otherwise."""
+    """The name a paper goes by when its title gives one ("HeadCut: Pruning Heads ..." ->
+    "HeadCut"); empty otherwise."""
     head, sep, _ = safe_title(title).partition(":")
     return head.strip() if sep and 1 <= len(head.split()) <= 3 else ""
 
