@@ -67,7 +67,7 @@ from rag.answer.relevance import (
     judge_papers,
     topical_anchors,
 )
-from rag.answer.safety import guard_generated, safe_title, said_as, strip_injection
+from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
 from rag.errors import PaperTalkError
 from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
@@ -340,10 +340,7 @@ class Answerer:
         said: set[str] = set()
 
         def check(sentence: str) -> str:
-            guarded = guard_generated(sentence, terms, known)
-            if said_as(guarded) in said:
-                return ""  # said before: small models repeat themselves
-            said.add(said_as(guarded))
+            guarded = guard_generated(sentence, terms, known, said)
             return checked_sentence(guarded, texts, papers, similarity) if guarded else ""
 
         return check

@@ -283,14 +283,17 @@ def unescape_generated(text: str) -> str:
     return _TAG_LIKE.sub(" ", html.unescape(text))
 
 
-def guard_generated(text: str, terms: Callable[[str], set[str]], known: set[str]) -> str:
+def guard_generated(
+    text: str, terms: Callable[[str], set[str]], known: set[str], said: set[str] | None = None
+) -> str:
     """The sentences of a generated answer that are about the papers: those that follow an
     instruction, or share no content term (`terms`) with the passages and question (`known`),
-    are dropped, and so is a sentence said before (small models repeat themselves). Citation
-    markers and sentences without content terms are kept."""
+    are dropped, and so is a sentence said before (small models repeat themselves): earlier in
+    `text`, or recorded in `said` (updated; one set per answer checks a stream sentence by
+    sentence). Citation markers and sentences without content terms are kept."""
     text = unescape_generated(text)
     kept = []
-    said: set[str] = set()
+    said = set() if said is None else said
     for span in split_sentences(text):
         sentence = text[span.start : span.end]
         if looks_like_injection(sentence):
@@ -298,14 +301,10 @@ def guard_generated(text: str, terms: Callable[[str], set[str]], known: set[str]
         words = terms(re.sub(r"\[[^\]]*\]", " ", sentence))
         if words and not words & known:
             continue
-        plain = said_as(sentence)
+        # As words only (markers, case and punctuation aside): repeats compare equal.
+        plain = " ".join(re.findall(r"\w+", re.sub(r"\[[^\]]*\]", " ", sentence).lower()))
         if plain in said:
             continue
         said.add(plain)
         kept.append(sentence)
     return " ".join(kept)
-
-
-def said_as(sentence: str) -> str:
-    """A sentence as words only (markers, case and punctuation aside): repeats compare equal."""
-    return " ".join(re.findall(r"\w+", re.sub(r"\[[^\]]*\]", " ", sentence).lower()))
