@@ -5,14 +5,21 @@ rule about questions and evidence (no word in this module comes from an evaluati
 1. relevance: the best retrieved passage must be similar enough to the question;
 2. names: every identifier the question names (CamelCase, acronyms, hyphenated names) and every
    multi-digit number must appear in what was retrieved; a venue with its year ("ICML 2025")
-   names the collection, not a paper, and is not looked for;
+   names the collection, not a paper, and is not looked for; "LLM-driven" looks for "LLM", and
+   a name written without its hyphens ("Data-2" / "data2") counts;
 3. the asked-for detail: the phrase after a question word ("what learning rate", "which
    backbone", "how many GPU-hours") must be stated in the retrieved passages, apart from words
    that only name the kind of answer (method, number, share, ...); a word the passages state
    with a synonym or in another form counts as stated;
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
-   the question's own content words (not only the paper's name);
-5. coverage: the retrieved passages of the answering papers must hold a minimum share of the
+   the question's own content words (not only the paper's name); one asking for a measured
+   value ("what top-1 accuracy", "what speedup") needs a number in a sentence that states the
+   measure;
+5. named instances: "which datasets", "what LLM" need a sentence of the paper that writes a
+   name the question does not (not a short form the abstract defines, nor a paper's own name)
+   where it speaks of that kind, of its experiments or of what the question asks; "several
+   benchmarks" names none;
+6. coverage: the retrieved passages of the answering papers must hold a minimum share of the
    question's content words that are not the name of its subject.
 A generative model's own "the papers do not say" also counts as a refusal.
 """
@@ -26,7 +33,7 @@ from functools import cache
 
 from rag.answer.context import ContextPassage, TermWeights
 from rag.text.abbreviations import defined_abbreviations, expand
-from rag.text.names import query_names
+from rag.text.names import method_name, query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
 from rag.text.terms import FUNCTION_WORDS
@@ -58,7 +65,8 @@ ANSWER_KINDS = frozenset(
     purposes function functions effect effects impact impacts benefit benefits advantage
     advantages limitation limitations contribution contributions relationship reason reasons
     motivation insight insights finding findings goal goals challenge challenges problem
-    problems""".split()
+    problems criterion criteria measure measures category categories class classes family
+    families variant variants form forms scheme schemes suite suites""".split()
 )
 # The asked-for phrase: at most this many words after the question word (English noun phrases
 # there are short; longer runs reach into the verb); it counts as stated when the retrieved
@@ -76,7 +84,7 @@ _PHRASE_END = frozenset(
     """does do did is are was were be been can could has have had will would should may might
     of in on for to from by with at that which who whom when where while as and or but than
     per via into about among between through after before during""".split()
-)
+) | frozenset("best worst better worse least".split())  # a degree adverb: the verb follows
 _QUANTITY = re.compile(
     r"\b(how (many|much|fast|long|large|big|small|often|far|quickly|well)|by how|to what extent|"
     r"what (is|was|are|were) the (number|size|amount|percentage|share|fraction|rate|speed)|"
@@ -101,6 +109,12 @@ _DIGIT = re.compile(
     r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundreds?|thousands?|millions?|"
     r"billions?|half|double|twice|triple|\w+fold|seconds?|minutes?|hours?|orders? of magnitude)\b",
     re.IGNORECASE,
+)
+_TITLE_CASE_RUN = re.compile(r"(?:\b[A-Z][\w-]*\s+){2,}[A-Z][\w-]*")
+# An adjective made from a name ("Gaussian", "Euclidean") describes, it does not name.
+_NAME_ADJECTIVE = re.compile(r"[A-Z][a-z]+(?:ian|ean)")
+_MEASURE_VALUE = re.compile(
+    r"\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
@@ -204,6 +218,63 @@ def counted_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
     return asked_phrases(question, subjects, after=_HOW_MANY)
 
 
+# Measured quantities: "what top-1 accuracy", "what speedup". The answer is a number, stated
+# in a sentence together with the measure (like "how many X").
+MEASURES = frozenset(
+    """accuracy accuracies error errors speedup speedups slowdown improvement improvements gain
+    gains reduction reductions rate rates score scores perplexity latency throughput overhead
+    margin""".split()
+)
+
+
+def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
+    """The asked-for phrases that name a measured quantity ("what top-1 accuracy does X reach"
+    -> "top-1 accuracy"; not "which score function": there the head noun is "function")."""
+    found = []
+    for phrase in asked_phrases(question, subjects):
+        after = re.search(rf"{re.escape(phrase)}\s+([\w-]+)", question)
+        headed = after is not None and after.group(1).lower() in ANSWER_KINDS
+        if phrase.split()[-1].lower() in MEASURES and not headed:
+            found.append(phrase)
+    return found
+
+
+# Kinds of thing whose instances go by names: "which datasets", "what LLM". The answer names
+# one: a sentence of the paper must write a name the question does not, where it speaks of the
+# kind or of what the question asks about.
+NAMED_KINDS = frozenset(
+    """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
+    simulators library libraries backbone backbones baseline baselines""".split()
+)  # and "language model(s)"
+# The kind must be what the question word asks for and the object of the clause ("which
+# datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
+# benchmark measures ...") asks which paper, answered by the paper itself.
+_KIND_ASKED = re.compile(
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
+    + "|".join(sorted(NAMED_KINDS))
+    + r"|language models?)"
+    r"(?=\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
+    re.IGNORECASE,
+)
+
+
+DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
+EXPERIMENT_WORDS = frozenset(
+    "experiment experiments experimental evaluate evaluated evaluation test tested".split()
+)
+
+
+def named_kinds(question: str) -> list[tuple[str, str]]:
+    """The kinds of named thing the question asks for, each with the words before it ("which
+    VQA datasets" -> ("VQA", "datasets"))."""
+    kinds = []
+    for match in _KIND_ASKED.finditer(question):
+        between = match.group(1).lower().split()
+        if not any(w in _PHRASE_END or w in _DETERMINERS or w in ASKING_WORDS for w in between):
+            kinds.append((match.group(1).strip(), match.group(2)))
+    return kinds
+
+
 def subject_terms(names: Sequence[str], weights: TermWeights) -> set[str]:
     """Terms of the paper names a question uses (its subject, e.g. a method name)."""
     return set().union(*(weights.terms(n) for n in names))
@@ -245,10 +316,18 @@ def _mentions(name: str, text: str) -> bool:
     variants = {name, name.rstrip("s")} if len(name) > 3 else {name}
     if any(re.search(rf"(?<![\w]){re.escape(v)}", text, re.IGNORECASE) for v in variants):
         return True
+    compact = _compact(name)  # written with or without its hyphens ("Data-2" / "data2")
+    if compact != name.lower() and compact in _compact(text):
+        return True
     parts = [p for p in name.split("-") if p]
     return len(parts) > 1 and all(
         re.search(rf"(?<![\w]){re.escape(p)}(?![\w])", text, re.IGNORECASE) for p in parts
     )
+
+
+def _compact(text: str) -> str:
+    """`text` lowercased, without hyphens and spaces."""
+    return re.sub(r"[-\s]+", "", text.lower())
 
 
 def check_answerable(
@@ -321,6 +400,54 @@ def check_answerable(
         found = found | set().union(*(weights.terms(x) for x in near(missing, text)))
         return _phrase_stated(wanted, found, weights)
 
+    # Words of the papers' titles and of the long forms the abstract defines are not names
+    # of an instance ("Large Vision Language Models (LVLMs)").
+    introduced = {method_name(t) for t in (abstracts or {}).values()} - {""}
+    own_words = " ".join([*(p.title for p in passages), *short.values()]).lower()
+
+    @cache
+    def own_sentences() -> list[str]:
+        """The sentences of the subject's abstract, else of the retrieved papers' abstracts
+        (each split on its own, so that no title runs into a sentence)."""
+        # Without a named subject, the paper the question describes is the one retrieved first.
+        papers = list(subject_papers) if subject_text else [p.paper_id for p in passages][:1]
+        texts = [(abstracts or {}).get(pid, "") for pid in dict.fromkeys(papers)]
+        texts = [t for t in texts if t] or [p.text for p in passages]
+        return [t[x.start : x.end] for t in texts for x in split_sentences(t)]
+
+    title_terms = weights.terms(" ".join(p.title for p in passages))
+
+    def names_one(sentence: str, modifiers: str, kind: str, part: str) -> bool:
+        """Whether `sentence` writes a name that `part` of the question does not (nor the name
+        of its subject, nor a short form the abstract defines, nor a paper's own name), next to
+        a word for a named kind or for experiments, or to one of the `modifiers` of the asked
+        kind ("VQA" in "which VQA datasets")."""
+        asked_words = " ".join([part, *subject_names]).lower()
+        # A run of capitalised words spells out a term ("Visual Question Answering (VQA)").
+        spelled = {w for run in _TITLE_CASE_RUN.findall(sentence) for w in run.split()}
+        # A short form the abstract defines ("knowledge graphs (KGs)") stands for words, and
+        # the papers' own names are their methods: neither names an instance of the kind.
+        new = [
+            n
+            for n in query_names(sentence)
+            if n.lower().rstrip("s") not in asked_words
+            and _compact(n) not in _compact(asked_words)
+            and n.rstrip("s") not in short
+            and n not in short
+            and n.lower() not in own_words
+            and n not in introduced
+            and not _NAME_ADJECTIVE.fullmatch(n)
+            and n not in spelled
+        ]
+        # Where a paper names one: next to a word for the kind or for the experiments run on
+        # it, to a modifier of the asked kind, or to another word of the question that is not
+        # the papers' topic (their titles' words).
+        kinds = DATA_KINDS if kind.lower() in DATA_KINDS else {kind}
+        kind_words = weights.terms(" ".join(sorted(kinds | EXPERIMENT_WORDS)))
+        terms = weights.terms(f"{sentence} {expand(sentence, short)}")
+        asked = content_terms(part, weights) - subject - title_terms
+        return bool(new) and bool(terms & (kind_words | asked | weights.terms(modifiers) - subject))
+
     def unstated(part: str) -> tuple[str, float] | None:
         """Why `part` of the question asks for a detail the papers do not state (None when it
         asks for none, or for one they state)."""
@@ -329,15 +456,23 @@ def check_answerable(
             if not stated(phrase, wanted, stated_terms, where_text):
                 share = _stated_share(wanted, stated_terms, weights) or 0.0
                 return f"{where} not state {phrase!r}", share
-        # "How many X": a sentence must state a number together with X, not apart.
-        for thing in counted_things(part, subject_names):
+        # "Which datasets": a sentence must name one, not only say "several datasets".
+        for modifiers, kind in named_kinds(part):
+            if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
+                return f"{where} not name the {kind}", 0.0
+        # "How many X", "what accuracy": a sentence must state a number together with X (a
+        # measure's value is written in digits or as a multiple, not as "four"; the digit of
+        # "top-1" is part of the name of the measure).
+        counted = [(t, _DIGIT, "how many") for t in counted_things(part, subject_names)]
+        counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
+        for thing, value, asking in counted:
             wanted = weights.terms(thing) - subject
             if wanted and not any(
-                _DIGIT.search(x)
+                value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
                 and stated(thing, wanted, weights.terms(f"{x} {expand(x, short)}"), x)
                 for x in sentences()
             ):
-                return f"{where} not state how many {thing}", 0.0
+                return f"{where} not state {asking} {thing}", 0.0
         return None
 
     # Every part of the question must be answerable: a detail asked for and not stated is

@@ -85,11 +85,20 @@ _NOT_NAMES = frozenset(
 )
 
 
+# The lowercase end of a descriptive compound ("LLM-driven", "Mamba-based"): a participle or an
+# adjective-forming word; the compound describes something by the name before it.
+_DESCRIPTIVE_END = re.compile(
+    r"-(?:[a-z]{2,}(?:ed|en)|based|aware|free|like|style|level|wise|specific|scale|grained|"
+    r"centric|agnostic|friendly|native|ready|only)$"
+)
+
+
 def query_names(query: str) -> list[str]:
     """Identifier-like words in the query (candidates for exact-name matching), not counting a
-    venue with its year ("ICML 2025" names the collection, not a paper)."""
-    names = (m.group(0) for m in _NAME.finditer(without_venues(query)))
-    return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
+    venue with its year ("ICML 2025" names the collection, not a paper). A descriptive compound
+    counts as the name it is built on ("LLM-driven" -> "LLM")."""
+    names = (_DESCRIPTIVE_END.sub("", m.group(0)) for m in _NAME.finditer(without_venues(query)))
+    return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES and len(n) > 1))
 
 
 _METHOD_NAME = r"\**(?P<name>(?=[\w.+-]*[A-Z])[A-Za-z0-9](?:[\w+-]*[\w+])?(?:\.[\w+-]*[\w+])*)\**"
