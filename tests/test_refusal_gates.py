@@ -41,6 +41,7 @@ def _verdict(question: str, abstract: str, title: str = "Fast retrieval with Foo
         ("On which datasets do they test it?", [("", "datasets")]),
         ("What large language model does FooNet call?", [("large", "language model")]),
         ("Which datasets and encoders are used?", [("", "datasets")]),
+        ("In which environments were the experiments run?", [("", "environments")]),
         # The kind is the subject of its own verb: the question asks which paper.
         ("Which benchmark measures whether agents can cheat?", []),
         # The question word asks for a paper; the kind comes later.
@@ -126,3 +127,44 @@ def test_a_benchmark_the_abstract_names_is_answered(answerer) -> None:  # type: 
     answer = answerer.answer("Which benchmark does MVA improve by 1.2 percentage points?")
     assert not answer.refused, answer.refusal_reason
     assert "MMLU" in answer.answer
+
+
+# What the extractive answer quotes for such questions ---------------------------------------
+def _chosen(question: str, *scored: tuple[str, float]) -> list[str]:
+    from rag.answer.modes.extractive import cover_question
+
+    ranked = [(Sentence(text, 0, 1, score), 1) for text, score in scored]
+    return [s.text for s, _ in cover_question(question, ranked, _weights())]
+
+
+def test_which_benchmarks_quotes_the_sentence_that_names_them() -> None:
+    chosen = _chosen(
+        "On which image benchmarks is the robustness trade-off of FooNet evaluated?",
+        ("FooNet balances robustness and accuracy with a joint training strategy.", 9.0),
+        ("This approach controls the robustness-accuracy trade-off.", 8.0),
+        ("The trade-off between robustness and accuracy is a key question.", 7.0),
+        ("Experimental results on CIFAR-10 and SVHN show the effectiveness of FooNet.", 0.0),
+    )
+    assert "Experimental results on CIFAR-10 and SVHN show the effectiveness of FooNet." in chosen
+
+
+def test_which_problems_quotes_the_sentence_that_lists_them() -> None:
+    chosen = _chosen(
+        "For which optimization problems does the prediction model give better ratios?",
+        ("We study an edge-based prediction model for optimization problems.", 9.0),
+        ("Each edge predicts whether its endpoints belong to a solution.", 8.0),
+        ("Predictions of this kind are common in learning-augmented algorithms.", 7.5),
+        ("We obtain better approximation for max cut, vertex cover and set cover.", 0.5),
+    )
+    assert "We obtain better approximation for max cut, vertex cover and set cover." in chosen
+
+
+def test_what_accuracy_quotes_the_sentence_with_the_number() -> None:
+    chosen = _chosen(
+        "What top-1 accuracy does the spiking shift network reach on static images?",
+        ("We propose a temporal shift module for spiking neural networks.", 9.0),
+        ("Spiking shift networks reach high top-1 accuracy on static images.", 8.0),
+        ("The shift module adds a single learnable parameter to the spiking network.", 7.5),
+        ("It gets 70.6% on static images with four time steps.", 0.5),
+    )
+    assert "It gets 70.6% on static images with four time steps." in chosen

@@ -27,7 +27,7 @@ A generative model's own "the papers do not say" also counts as a refusal.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -244,7 +244,8 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
 # kind or of what the question asks about.
 NAMED_KINDS = frozenset(
     """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
-    simulators library libraries backbone backbones baseline baselines""".split()
+    simulators library libraries backbone backbones baseline baselines environment
+    environments""".split()
 )  # and "language model(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
@@ -273,6 +274,35 @@ def named_kinds(question: str) -> list[tuple[str, str]]:
         if not any(w in _PHRASE_END or w in _DETERMINERS or w in ASKING_WORDS for w in between):
             kinds.append((match.group(1).strip(), match.group(2)))
     return kinds
+
+
+def instance_names(
+    sentence: str,
+    asked: str,
+    short: Collection[str] = (),
+    own_words: str = "",
+    own_names: Collection[str] = (),
+) -> list[str]:
+    """The names `sentence` writes that could name an instance of a kind ("CIFAR-10", "GPT-4"):
+    not written in `asked` (the question and its subject's names), not a short form its
+    abstract defines (`short`: "knowledge graphs (KGs)" stands for words), not a word of
+    `own_words` (the papers' titles, the long forms) nor one of `own_names` (the methods the
+    papers introduce), not a word of a spelled-out term ("Visual Question Answering (VQA)")
+    nor an adjective made from a name ("Gaussian")."""
+    asked = asked.lower()
+    spelled = {w for run in _TITLE_CASE_RUN.findall(sentence) for w in run.split()}
+    return [
+        n
+        for n in query_names(sentence)
+        if n.lower().rstrip("s") not in asked
+        and _compact(n) not in _compact(asked)
+        and n.rstrip("s") not in short
+        and n not in short
+        and n.lower() not in own_words
+        and n not in own_names
+        and not _NAME_ADJECTIVE.fullmatch(n)
+        and n not in spelled
+    ]
 
 
 def subject_terms(names: Sequence[str], weights: TermWeights) -> set[str]:
@@ -422,23 +452,9 @@ def check_answerable(
         of its subject, nor a short form the abstract defines, nor a paper's own name), next to
         a word for a named kind or for experiments, or to one of the `modifiers` of the asked
         kind ("VQA" in "which VQA datasets")."""
-        asked_words = " ".join([part, *subject_names]).lower()
-        # A run of capitalised words spells out a term ("Visual Question Answering (VQA)").
-        spelled = {w for run in _TITLE_CASE_RUN.findall(sentence) for w in run.split()}
-        # A short form the abstract defines ("knowledge graphs (KGs)") stands for words, and
-        # the papers' own names are their methods: neither names an instance of the kind.
-        new = [
-            n
-            for n in query_names(sentence)
-            if n.lower().rstrip("s") not in asked_words
-            and _compact(n) not in _compact(asked_words)
-            and n.rstrip("s") not in short
-            and n not in short
-            and n.lower() not in own_words
-            and n not in introduced
-            and not _NAME_ADJECTIVE.fullmatch(n)
-            and n not in spelled
-        ]
+        new = instance_names(
+            sentence, " ".join([part, *subject_names]), short, own_words, introduced
+        )
         # Where a paper names one: next to a word for the kind or for the experiments run on
         # it, to a modifier of the asked kind, or to another word of the question that is not
         # the papers' topic (their titles' words).

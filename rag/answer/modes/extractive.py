@@ -16,11 +16,22 @@ from rag.answer.citations import MARKER
 from rag.answer.context import ContextPassage, Sentence, TermWeights, overlap_score
 from rag.answer.intent import wants_comparison, wants_identity
 from rag.answer.modes.quotes import is_link, states_approach
-from rag.answer.refusal import asks_amount, asks_for_code, content_terms, subject_terms
+from rag.answer.refusal import (
+    EXPERIMENT_WORDS,
+    NAMED_KINDS,
+    asks_amount,
+    asks_for_code,
+    content_terms,
+    instance_names,
+    measured_things,
+    named_kinds,
+    subject_terms,
+)
 from rag.answer.safety import looks_like_injection, safe_title
 from rag.text.abbreviations import defined_abbreviations, expand
 from rag.text.names import query_names
 from rag.text.questions import question_parts
+from rag.text.terms import FUNCTION_WORDS
 
 EXTRACTIVE_LABEL = "Extractive answer (sentences quoted from the abstracts)"
 
@@ -197,8 +208,12 @@ def cover_question(
     # (the names of what the question is about don't count: every sentence of that paper may
     # carry them).
     named = subject_terms(query_names(question), weights)
+    defined = {form for forms in (short or {}).values() for form in forms}
     wanted = set().union(*(content_terms(p, weights) for p in split)) if split else set()
-    parts = [(content_terms(p, weights) - named, _answer_kind(p)) for p in split]
+    parts = [
+        (content_terms(p, weights) - named | _kind_terms(p, weights), _answer_kind(p, defined))
+        for p in split
+    ]
     terms = [
         weights.terms(f"{s.text} {expand(s.text, (short or {}).get(n, {}))}")
         | (owned or {}).get(n, set())
@@ -368,13 +383,56 @@ def _states_amount(sentence: str) -> bool:
     return bool(_NUMBER.search(sentence))
 
 
-def _answer_kind(part: str) -> Callable[[str], bool] | None:
-    """What a sentence must state to answer a question part: an amount, a method, or anything."""
+# "Which <...> <plural noun>" asks for several things ("which problems", "what kinds of data");
+# an abstract gives them as an enumeration ("A, B and C", "(e.g., A, B)", "such as A").
+_ASKS_PLURAL = re.compile(
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)([a-z]{2,}[^s\W]s)\b", re.IGNORECASE
+)
+_AUXILIARIES = frozenset("does has is was are were do did".split())
+_ENUMERATION = re.compile(
+    r"[\w)-]+,\s+[^,.;]{1,40},?\s+(?:and|or)\s+\w"
+    r"|\((?:e\.g\.,?\s*)?[^()]{2,40},\s*[^()]{2,40}\)"
+    r"|\b(?:such as|including|namely)\b"
+)
+
+
+def _asks_several(part: str) -> bool:
+    """Whether a question part asks for several things of a kind ("which problems")."""
+    for match in _ASKS_PLURAL.finditer(part):
+        words = [*match.group(1).lower().split(), match.group(2).lower()]
+        if not any(w in FUNCTION_WORDS or w in _AUXILIARIES for w in words):
+            return True
+    return False
+
+
+def _answer_kind(part: str, short: Collection[str] = ()) -> Callable[[str], bool] | None:
+    """What a sentence must state to answer a question part: an amount (also a measured value,
+    "what accuracy"), a name ("which datasets"; not one of the `short` forms the abstracts
+    define), several things ("which problems": an enumeration or a name), a method, or
+    anything."""
     if asks_amount(part):
         return _states_amount
+    measures = measured_things(part)
+    if measures:  # a number, not the digit of "top-1" in the measure's own name
+        unnamed = re.compile("|".join(re.escape(m) for m in measures), re.IGNORECASE)
+        return lambda sentence: _states_amount(unnamed.sub(" ", sentence))
+    if named_kinds(part):
+        return lambda sentence: bool(instance_names(sentence, part, short))
+    if _asks_several(part):
+        return lambda sentence: bool(
+            _ENUMERATION.search(sentence) or instance_names(sentence, part, short)
+        )
     if _HOW.search(part):
         return states_approach
     return None
+
+
+def _kind_terms(part: str, weights: TermWeights) -> set[str]:
+    """Words of the sentences that name an instance of the kind a part asks for: the kind's own
+    words and those of experiments ("experiments on X", "evaluated on Y")."""
+    if not named_kinds(part):
+        return set()
+    return weights.terms(" ".join(sorted(NAMED_KINDS | EXPERIMENT_WORDS)))
 
 
 def with_marker(text: str, n: int) -> str:
