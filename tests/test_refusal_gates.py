@@ -61,6 +61,14 @@ def test_a_kind_the_abstract_only_counts_is_not_named() -> None:
     assert named.answerable, named.reason
 
 
+def test_a_kind_answered_by_a_name_need_not_be_written() -> None:
+    question = "In which country does FooNet study deforestation?"
+    named = _verdict(question, "FooNet studies how conflict drives deforestation in Colombia.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(question, "FooNet studies how conflict drives deforestation worldwide.")
+    assert not unnamed.answerable and "country" in unnamed.reason
+
+
 def test_a_short_form_or_the_papers_own_name_is_not_an_instance() -> None:
     question = "Which graph benchmarks is FooNet evaluated on?"
     abstract = (

@@ -18,7 +18,8 @@ rule about questions and evidence (no word in this module comes from an evaluati
 5. named instances: "which datasets", "what LLM" need a sentence of the paper that writes a
    name the question does not (not a short form the abstract defines, nor a paper's own name)
    where it speaks of that kind, of its experiments or of what the question asks; "several
-   benchmarks" names none;
+   benchmarks" names none; the kind's own word need not be written ("which country" is
+   answered by "Colombia");
 6. coverage: the retrieved passages of the answering papers must hold a minimum share of the
    question's content words that are not the name of its subject.
 A generative model's own "the papers do not say" also counts as a refusal.
@@ -245,7 +246,7 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
 NAMED_KINDS = frozenset(
     """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
     simulators library libraries backbone backbones baseline baselines environment
-    environments""".split()
+    environments country countries city cities language languages""".split()
 )  # and "language model(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
@@ -467,15 +468,19 @@ def check_answerable(
     def unstated(part: str) -> tuple[str, float] | None:
         """Why `part` of the question asks for a detail the papers do not state (None when it
         asks for none, or for one they state)."""
+        # "Which datasets": a sentence must name one, not only say "several datasets".
+        named = set()
+        for modifiers, kind in named_kinds(part):
+            if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
+                return f"{where} not name the {kind}", 0.0
+            named.add(kind.lower())
         for phrase in asked_phrases(part, subject_names):
+            if phrase.lower().split()[-1] in named:
+                continue  # a sentence names one: "which country" is answered by "Colombia"
             wanted = weights.terms(phrase) - subject
             if not stated(phrase, wanted, stated_terms, where_text):
                 share = _stated_share(wanted, stated_terms, weights) or 0.0
                 return f"{where} not state {phrase!r}", share
-        # "Which datasets": a sentence must name one, not only say "several datasets".
-        for modifiers, kind in named_kinds(part):
-            if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
-                return f"{where} not name the {kind}", 0.0
         # "How many X", "what accuracy": a sentence must state a number together with X (a
         # measure's value is written in digits or as a multiple, not as "four"; the digit of
         # "top-1" is part of the name of the measure).
