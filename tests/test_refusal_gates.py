@@ -176,24 +176,3 @@ def test_what_accuracy_quotes_the_sentence_with_the_number() -> None:
         ("It gets 70.6% on static images with four time steps.", 0.5),
     )
     assert "It gets 70.6% on static images with four time steps." in chosen
-
-
-def test_an_anchors_alternative_after_or_anchors_too() -> None:
-    from rag.answer.relevance import judge_papers
-
-    weights = _weights()
-    papers = {
-        "a": PaperHit("a", "Oil wells from satellite imagery", [], "", "", 0.0),
-        "b": PaperHit("b", "Features of remote-sensing imagery", [], "", "", 0.0),
-        "c": PaperHit("c", "Imagery for art history", [], "", "", 0.0),
-    }
-    decision = judge_papers(
-        "satellite or remote-sensing imagery",
-        list(papers.values()),
-        weights,
-        lambda pid: papers[pid].title,
-        {"a": 0.5, "b": 0.5, "c": 0.5},
-        lambda t: 3,
-        anchors=["satellit"],
-    )
-    assert [h.paper_id for h in decision.relevant] == ["a", "b"]

@@ -190,9 +190,8 @@ def judge_papers(
     anchors: Sequence[str] | None = None,
 ) -> TopicDecision:
     """Decide for every candidate whether it is about `topic` (see module doc). Terms joined by
-    "or" count as one: covered when the paper has either, weighted by the rarer, and either
-    anchors when one does. `anchors` are the distinctive terms a paper must use
-    (`anchor_terms` when not given)."""
+    "or" count as one: covered when the paper has either, weighted by the rarer. `anchors` are
+    the distinctive terms a paper must use (`anchor_terms` when not given)."""
     terms = sorted(topic_terms(topic, weights))
     groups = [g & set(terms) for g in or_groups(topic, weights)]
     groups = [g for g in groups if len(g) > 1]
@@ -206,9 +205,6 @@ def judge_papers(
     )
     core = anchor_list[0] if anchor_list else ""
     anchor_set = set(anchor_list)
-    for group in groups:  # an anchor's alternative anchors too ("satellite or remote-sensing")
-        if group & anchor_set:
-            anchor_set |= group
     judged = []
     for hit in hits:
         paper_terms = weights.terms(f"{hit.title} {paper_text(hit.paper_id)}")
