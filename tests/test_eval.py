@@ -499,7 +499,7 @@ TEST_GATE = {
     "refusal_not_stated": 0.70,
     "citation_precision": 0.85,
     "citation_recall": 0.80,
-    "facts": 0.68,
+    "facts": 0.72,
     "list_recall": 0.78,
     "list_precision": 0.74,
     "summary_precision": 0.68,

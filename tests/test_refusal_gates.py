@@ -12,7 +12,7 @@ from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.refusal import asked_phrases, check_answerable, measured_things, named_kinds
 from rag.records import PaperHit
-from rag.text.names import query_names
+from rag.text.names import name_base, query_names
 from rag.text.terms import tokenize
 
 
@@ -102,7 +102,10 @@ def test_a_measured_value_must_be_stated_as_a_number_with_the_measure() -> None:
 
 def test_a_descriptive_compound_is_the_name_it_is_built_on() -> None:
     names = query_names("Does an LLM-driven agent beat a Mamba-based one, as D-Fusion claims?")
-    assert names == ["LLM", "Mamba", "D-Fusion"]
+    assert [name_base(n) for n in names] == ["LLM", "Mamba", "D-Fusion"]
+    question = "What does FooNet reach against the best LLM-driven agent?"
+    verdict = _verdict(question, "FooNet, an LLM agent, wins 76% of games against LLM agents.")
+    assert verdict.answerable, verdict.reason
 
 
 def test_a_name_written_without_its_hyphen_is_mentioned() -> None:

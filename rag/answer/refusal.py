@@ -34,7 +34,7 @@ from functools import cache
 
 from rag.answer.context import ContextPassage, TermWeights
 from rag.text.abbreviations import defined_abbreviations, expand
-from rag.text.names import method_name, query_names
+from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
 from rag.text.terms import FUNCTION_WORDS
@@ -394,7 +394,7 @@ def check_answerable(
     retrieved = " ".join([text] + [x.text for p in passages for x in p.hit.passages])
     if abstracts:
         retrieved += " " + " ".join(abstracts.get(p.paper_id, "") for p in passages)
-    for name in query_names(current):
+    for name in dict.fromkeys(name_base(n) for n in query_names(current)):
         if not _mentions(name, retrieved):
             return Answerability(False, 0.0, f"the papers never mention {name}")
     for number in _NUMBER_IN_QUESTION.findall(current):

@@ -85,6 +85,13 @@ _NOT_NAMES = frozenset(
 )
 
 
+def query_names(query: str) -> list[str]:
+    """Identifier-like words in the query (candidates for exact-name matching), not counting a
+    venue with its year ("ICML 2025" names the collection, not a paper)."""
+    names = (m.group(0) for m in _NAME.finditer(without_venues(query)))
+    return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
+
+
 # The lowercase end of a descriptive compound ("LLM-driven", "Mamba-based"): a participle or an
 # adjective-forming word; the compound describes something by the name before it.
 _DESCRIPTIVE_END = re.compile(
@@ -93,12 +100,10 @@ _DESCRIPTIVE_END = re.compile(
 )
 
 
-def query_names(query: str) -> list[str]:
-    """Identifier-like words in the query (candidates for exact-name matching), not counting a
-    venue with its year ("ICML 2025" names the collection, not a paper). A descriptive compound
-    counts as the name it is built on ("LLM-driven" -> "LLM")."""
-    names = (_DESCRIPTIVE_END.sub("", m.group(0)) for m in _NAME.finditer(without_venues(query)))
-    return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES and len(n) > 1))
+def name_base(name: str) -> str:
+    """The name a descriptive compound is built on ("LLM-driven" -> "LLM"); other names as
+    they are."""
+    return _DESCRIPTIVE_END.sub("", name)
 
 
 _METHOD_NAME = r"\**(?P<name>(?=[\w.+-]*[A-Z])[A-Za-z0-9](?:[\w+-]*[\w+])?(?:\.[\w+-]*[\w+])*)\**"
