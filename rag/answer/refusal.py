@@ -294,7 +294,7 @@ def instance_names(
     spelled = {w for run in _TITLE_CASE_RUN.findall(sentence) for w in run.split()}
     return [
         n
-        for n in query_names(sentence)
+        for n in dict.fromkeys(name_base(n) for n in query_names(sentence))
         if n.lower().rstrip("s") not in asked
         and _compact(n) not in _compact(asked)
         and n.rstrip("s") not in short
