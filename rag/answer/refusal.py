@@ -266,6 +266,11 @@ EXPERIMENT_WORDS = frozenset(
 )
 
 
+def kind_words(kind: str) -> set[str]:
+    """The words a paper may use for a kind: a dataset's are those of benchmarks and corpora."""
+    return set(DATA_KINDS) if kind.lower() in DATA_KINDS else {kind}
+
+
 def named_kinds(question: str) -> list[tuple[str, str]]:
     """The kinds of named thing the question asks for, each with the words before it ("which
     VQA datasets" -> ("VQA", "datasets"))."""
@@ -459,11 +464,10 @@ def check_answerable(
         # Where a paper names one: next to a word for the kind or for the experiments run on
         # it, to a modifier of the asked kind, or to another word of the question that is not
         # the papers' topic (their titles' words).
-        kinds = DATA_KINDS if kind.lower() in DATA_KINDS else {kind}
-        kind_words = weights.terms(" ".join(sorted(kinds | EXPERIMENT_WORDS)))
+        near = weights.terms(" ".join(sorted(kind_words(kind) | EXPERIMENT_WORDS)))
         terms = weights.terms(f"{sentence} {expand(sentence, short)}")
         asked = content_terms(part, weights) - subject - title_terms
-        return bool(new) and bool(terms & (kind_words | asked | weights.terms(modifiers) - subject))
+        return bool(new) and bool(terms & (near | asked | weights.terms(modifiers) - subject))
 
     def unstated(part: str) -> tuple[str, float] | None:
         """Why `part` of the question asks for a detail the papers do not state (None when it

@@ -18,11 +18,11 @@ from rag.answer.intent import wants_comparison, wants_identity
 from rag.answer.modes.quotes import is_link, states_approach
 from rag.answer.refusal import (
     EXPERIMENT_WORDS,
-    NAMED_KINDS,
     asks_amount,
     asks_for_code,
     content_terms,
     instance_names,
+    kind_words,
     measured_things,
     named_kinds,
     subject_terms,
@@ -429,10 +429,12 @@ def _answer_kind(part: str, short: Collection[str] = ()) -> Callable[[str], bool
 
 def _kind_terms(part: str, weights: TermWeights) -> set[str]:
     """Words of the sentences that name an instance of the kind a part asks for: the kind's own
-    words and those of experiments ("experiments on X", "evaluated on Y")."""
-    if not named_kinds(part):
-        return set()
-    return weights.terms(" ".join(sorted(NAMED_KINDS | EXPERIMENT_WORDS)))
+    words (a dataset's also those of benchmarks and corpora) and those of experiments
+    ("experiments on X", "evaluated on Y")."""
+    words: set[str] = set()
+    for _, kind in named_kinds(part):
+        words |= kind_words(kind)
+    return weights.terms(" ".join(sorted(words | EXPERIMENT_WORDS))) if words else set()
 
 
 def with_marker(text: str, n: int) -> str:
