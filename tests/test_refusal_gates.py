@@ -62,18 +62,18 @@ def test_a_kind_the_abstract_only_counts_is_not_named() -> None:
 
 
 def test_a_kind_answered_by_a_name_need_not_be_written() -> None:
-    question = "In which country does FooNet study deforestation?"
-    named = _verdict(question, "FooNet studies how conflict drives deforestation in Colombia.")
+    question = "In which city does FooNet study traffic?"
+    named = _verdict(question, "FooNet studies how road works drive traffic in Lyon.")
     assert named.answerable, named.reason
-    unnamed = _verdict(question, "FooNet studies how conflict drives deforestation worldwide.")
-    assert not unnamed.answerable and "country" in unnamed.reason
+    unnamed = _verdict(question, "FooNet studies how road works drive traffic worldwide.")
+    assert not unnamed.answerable and "city" in unnamed.reason
 
 
 def test_a_short_form_or_the_papers_own_name_is_not_an_instance() -> None:
     question = "Which graph benchmarks is FooNet evaluated on?"
     abstract = (
-        "We study knowledge graphs (KGs). FooNet reasons over KGs with a trie, BarIndex. "
-        "Experiments on several graph benchmarks show that FooNet generalizes to unseen KGs."
+        "We study graph neural networks (GNNs). FooNet runs GNNs with a cache, BarIndex. "
+        "Experiments on several graph benchmarks show that FooNet generalizes to unseen GNNs."
     )
     verdict = _verdict(question, abstract, title="BarIndex: reasoning over graphs")
     assert not verdict.answerable and "name the benchmarks" in verdict.reason
@@ -82,7 +82,7 @@ def test_a_short_form_or_the_papers_own_name_is_not_an_instance() -> None:
 @pytest.mark.parametrize(
     ("question", "measured"),
     [
-        ("What top-1 accuracy does FooNet reach on ImageNet?", ["top-1 accuracy"]),
+        ("What top-5 error does FooNet reach on ImageNet?", ["top-5 error"]),
         ("What speedup does FooNet give?", ["speedup"]),
         ("Which score function does FooNet use?", []),  # the head noun is "function"
         ("Which encoder does FooNet use?", []),
@@ -93,18 +93,18 @@ def test_what_measured_value_a_question_asks_for(question: str, measured: list[s
 
 
 def test_a_measured_value_must_be_stated_as_a_number_with_the_measure() -> None:
-    question = "What top-1 accuracy does FooNet reach?"
-    unstated = _verdict(question, "FooNet improves top-1 accuracy on four datasets.")
-    assert not unstated.answerable and "top-1 accuracy" in unstated.reason
-    stated = _verdict(question, "FooNet reaches 71.2% top-1 accuracy on ImageNet.")
+    question = "What top-5 error does FooNet reach?"
+    unstated = _verdict(question, "FooNet lowers top-5 error on four datasets.")
+    assert not unstated.answerable and "top-5 error" in unstated.reason
+    stated = _verdict(question, "FooNet reaches 7.2% top-5 error on ImageNet.")
     assert stated.answerable, stated.reason
 
 
 def test_a_descriptive_compound_is_the_name_it_is_built_on() -> None:
-    names = query_names("Does an LLM-driven agent beat a Mamba-based one, as D-Fusion claims?")
-    assert [name_base(n) for n in names] == ["LLM", "Mamba", "D-Fusion"]
-    question = "What does FooNet reach against the best LLM-driven agent?"
-    verdict = _verdict(question, "FooNet, an LLM agent, wins 76% of games against LLM agents.")
+    names = query_names("Does a CNN-driven agent beat a Mamba-based one, as D-Fusion claims?")
+    assert [name_base(n) for n in names] == ["CNN", "Mamba", "D-Fusion"]
+    question = "What does FooNet reach against the best CNN-driven agent?"
+    verdict = _verdict(question, "FooNet, a CNN agent, wins 76% of games against CNN agents.")
     assert verdict.answerable, verdict.reason
 
 
@@ -150,32 +150,35 @@ def _chosen(question: str, *scored: tuple[str, float]) -> list[str]:
 
 def test_which_benchmarks_quotes_the_sentence_that_names_them() -> None:
     chosen = _chosen(
-        "On which image benchmarks is the robustness trade-off of FooNet evaluated?",
-        ("FooNet balances robustness and accuracy with a joint training strategy.", 9.0),
-        ("This approach controls the robustness-accuracy trade-off.", 8.0),
-        ("The trade-off between robustness and accuracy is a key question.", 7.0),
-        ("Experimental results on CIFAR-10 and SVHN show the effectiveness of FooNet.", 0.0),
+        "On which speech benchmarks is the noise robustness of FooNet evaluated?",
+        ("FooNet makes speech models robust to noise with a denoising front end.", 9.0),
+        ("This front end trades noise robustness against clean speech quality.", 8.0),
+        ("The noise robustness of speech models is a key question.", 7.0),
+        ("Experimental results on LibriSpeech and CHiME-4 show the effectiveness of FooNet.", 0.0),
     )
-    assert "Experimental results on CIFAR-10 and SVHN show the effectiveness of FooNet." in chosen
+    assert (
+        "Experimental results on LibriSpeech and CHiME-4 show the effectiveness of FooNet."
+        in chosen
+    )
 
 
 def test_which_problems_quotes_the_sentence_that_lists_them() -> None:
     chosen = _chosen(
-        "For which optimization problems does the prediction model give better ratios?",
-        ("We study an edge-based prediction model for optimization problems.", 9.0),
-        ("Each edge predicts whether its endpoints belong to a solution.", 8.0),
-        ("Predictions of this kind are common in learning-augmented algorithms.", 7.5),
-        ("We obtain better approximation for max cut, vertex cover and set cover.", 0.5),
+        "For which scheduling problems does the learned heuristic give shorter makespans?",
+        ("We study a learned heuristic for scheduling problems.", 9.0),
+        ("The learned heuristic gives shorter makespans by picking the next job.", 8.0),
+        ("Learned heuristics are common in scheduling.", 7.5),
+        ("Gains hold for the job shop, flow shop and open shop problems.", 0.5),
     )
-    assert "We obtain better approximation for max cut, vertex cover and set cover." in chosen
+    assert "Gains hold for the job shop, flow shop and open shop problems." in chosen
 
 
 def test_what_accuracy_quotes_the_sentence_with_the_number() -> None:
     chosen = _chosen(
-        "What top-1 accuracy does the spiking shift network reach on static images?",
-        ("We propose a temporal shift module for spiking neural networks.", 9.0),
-        ("Spiking shift networks reach high top-1 accuracy on static images.", 8.0),
-        ("The shift module adds a single learnable parameter to the spiking network.", 7.5),
-        ("It gets 70.6% on static images with four time steps.", 0.5),
+        "What top-5 error does the pruned vision network reach on natural images?",
+        ("We propose a channel pruning method for vision networks.", 9.0),
+        ("Pruned vision networks reach low top-5 error on natural images.", 8.0),
+        ("The pruning method adds a single learnable threshold to the vision network.", 7.5),
+        ("It gets 7.1% on natural images with a third of the channels.", 0.5),
     )
-    assert "It gets 70.6% on static images with four time steps." in chosen
+    assert "It gets 7.1% on natural images with a third of the channels." in chosen

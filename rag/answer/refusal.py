@@ -5,7 +5,7 @@ rule about questions and evidence (no word in this module comes from an evaluati
 1. relevance: the best retrieved passage must be similar enough to the question;
 2. names: every identifier the question names (CamelCase, acronyms, hyphenated names) and every
    multi-digit number must appear in what was retrieved; a venue with its year ("ICML 2025")
-   names the collection, not a paper, and is not looked for; "LLM-driven" looks for "LLM", and
+   names the collection, not a paper, and is not looked for; "CNN-driven" looks for "CNN", and
    a name written without its hyphens ("Data-2" / "data2") counts;
 3. the asked-for detail: the phrase after a question word ("what learning rate", "which
    backbone", "how many GPU-hours") must be stated in the retrieved passages, apart from words
@@ -13,13 +13,13 @@ rule about questions and evidence (no word in this module comes from an evaluati
    with a synonym or in another form counts as stated;
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
    the question's own content words (not only the paper's name); one asking for a measured
-   value ("what top-1 accuracy", "what speedup") needs a number in a sentence that states the
+   value ("what top-5 error", "what speedup") needs a number in a sentence that states the
    measure;
 5. named instances: "which datasets", "what LLM" need a sentence of the paper that writes a
    name the question does not (not a short form the abstract defines, nor a paper's own name)
    where it speaks of that kind, of its experiments or of what the question asks; "several
-   benchmarks" names none; the kind's own word need not be written ("which country" is
-   answered by "Colombia");
+   benchmarks" names none; the kind's own word need not be written ("which city" is
+   answered by "Lyon");
 6. coverage: the retrieved passages of the answering papers must hold a minimum share of the
    question's content words that are not the name of its subject.
 A generative model's own "the papers do not say" also counts as a refusal.
@@ -112,7 +112,7 @@ _DIGIT = re.compile(
     re.IGNORECASE,
 )
 _TITLE_CASE_RUN = re.compile(r"(?:\b[A-Z][\w-]*\s+){2,}[A-Z][\w-]*")
-# An adjective made from a name ("Gaussian", "Euclidean") describes, it does not name.
+# An adjective made from a name ("Hessian", "Euclidean") describes, it does not name.
 _NAME_ADJECTIVE = re.compile(r"[A-Z][a-z]+(?:ian|ean)")
 _MEASURE_VALUE = re.compile(
     r"\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
@@ -219,7 +219,7 @@ def counted_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
     return asked_phrases(question, subjects, after=_HOW_MANY)
 
 
-# Measured quantities: "what top-1 accuracy", "what speedup". The answer is a number, stated
+# Measured quantities: "what top-5 error", "what speedup". The answer is a number, stated
 # in a sentence together with the measure (like "how many X").
 MEASURES = frozenset(
     """accuracy accuracies error errors speedup speedups slowdown improvement improvements gain
@@ -229,8 +229,8 @@ MEASURES = frozenset(
 
 
 def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
-    """The asked-for phrases that name a measured quantity ("what top-1 accuracy does X reach"
-    -> "top-1 accuracy"; not "which score function": there the head noun is "function")."""
+    """The asked-for phrases that name a measured quantity ("what top-5 error does X reach"
+    -> "top-5 error"; not "which score function": there the head noun is "function")."""
     found = []
     for phrase in asked_phrases(question, subjects):
         after = re.search(rf"{re.escape(phrase)}\s+([\w-]+)", question)
@@ -250,7 +250,7 @@ NAMED_KINDS = frozenset(
 )  # and "language model(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
-# benchmark measures ...") asks which paper, answered by the paper itself.
+# benchmark tests ...") asks which paper, answered by the paper itself.
 _KIND_ASKED = re.compile(
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     + "|".join(sorted(NAMED_KINDS))
@@ -273,7 +273,7 @@ def kind_words(kind: str) -> set[str]:
 
 def named_kinds(question: str) -> list[tuple[str, str]]:
     """The kinds of named thing the question asks for, each with the words before it ("which
-    VQA datasets" -> ("VQA", "datasets"))."""
+    OCR datasets" -> ("OCR", "datasets"))."""
     kinds = []
     for match in _KIND_ASKED.finditer(question):
         between = match.group(1).lower().split()
@@ -291,10 +291,10 @@ def instance_names(
 ) -> list[str]:
     """The names `sentence` writes that could name an instance of a kind ("CIFAR-10", "GPT-4"):
     not written in `asked` (the question and its subject's names), not a short form its
-    abstract defines (`short`: "knowledge graphs (KGs)" stands for words), not a word of
+    abstract defines (`short`: "graph neural networks (GNNs)" stands for words), not a word of
     `own_words` (the papers' titles, the long forms) nor one of `own_names` (the methods the
-    papers introduce), not a word of a spelled-out term ("Visual Question Answering (VQA)")
-    nor an adjective made from a name ("Gaussian")."""
+    papers introduce), not a word of a spelled-out term ("Optical Character Recognition (OCR)")
+    nor an adjective made from a name ("Hessian")."""
     asked = asked.lower()
     spelled = {w for run in _TITLE_CASE_RUN.findall(sentence) for w in run.split()}
     return [
@@ -437,7 +437,7 @@ def check_answerable(
         return _phrase_stated(wanted, found, weights)
 
     # Words of the papers' titles and of the long forms the abstract defines are not names
-    # of an instance ("Large Vision Language Models (LVLMs)").
+    # of an instance ("Small Language Models (SLMs)").
     introduced = {method_name(t) for t in (abstracts or {}).values()} - {""}
     own_words = " ".join([*(p.title for p in passages), *short.values()]).lower()
 
@@ -457,7 +457,7 @@ def check_answerable(
         """Whether `sentence` writes a name that `part` of the question does not (nor the name
         of its subject, nor a short form the abstract defines, nor a paper's own name), next to
         a word for a named kind or for experiments, or to one of the `modifiers` of the asked
-        kind ("VQA" in "which VQA datasets")."""
+        kind ("OCR" in "which OCR datasets")."""
         new = instance_names(
             sentence, " ".join([part, *subject_names]), short, own_words, introduced
         )
@@ -480,14 +480,14 @@ def check_answerable(
             named.add(kind.lower())
         for phrase in asked_phrases(part, subject_names):
             if phrase.lower().split()[-1] in named:
-                continue  # a sentence names one: "which country" is answered by "Colombia"
+                continue  # a sentence names one: "which city" is answered by "Lyon"
             wanted = weights.terms(phrase) - subject
             if not stated(phrase, wanted, stated_terms, where_text):
                 share = _stated_share(wanted, stated_terms, weights) or 0.0
                 return f"{where} not state {phrase!r}", share
         # "How many X", "what accuracy": a sentence must state a number together with X (a
         # measure's value is written in digits or as a multiple, not as "four"; the digit of
-        # "top-1" is part of the name of the measure).
+        # "top-5" is part of the name of the measure).
         counted = [(t, _DIGIT, "how many") for t in counted_things(part, subject_names)]
         counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
         for thing, value, asking in counted:

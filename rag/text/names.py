@@ -92,7 +92,7 @@ def query_names(query: str) -> list[str]:
     return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
 
 
-# The lowercase end of a descriptive compound ("LLM-driven", "Mamba-based"): a participle or an
+# The lowercase end of a descriptive compound ("CNN-driven", "Mamba-based"): a participle or an
 # adjective-forming word; the compound describes something by the name before it.
 _DESCRIPTIVE_END = re.compile(
     r"-(?:[a-z]{2,}(?:ed|en)|based|aware|free|like|style|level|wise|specific|scale|grained|"
@@ -101,7 +101,7 @@ _DESCRIPTIVE_END = re.compile(
 
 
 def name_base(name: str) -> str:
-    """The name a descriptive compound is built on ("LLM-driven" -> "LLM"); other names as
+    """The name a descriptive compound is built on ("CNN-driven" -> "CNN"); other names as
     they are."""
     return _DESCRIPTIVE_END.sub("", name)
 

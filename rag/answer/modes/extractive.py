@@ -383,7 +383,7 @@ def _states_amount(sentence: str) -> bool:
     return bool(_NUMBER.search(sentence))
 
 
-# "Which <...> <plural noun>" asks for several things ("which problems", "what kinds of data");
+# "Which <...> <plural noun>" asks for several things ("which tasks", "what sorts of inputs");
 # an abstract gives them as an enumeration ("A, B and C", "(e.g., A, B)", "such as A").
 _ASKS_PLURAL = re.compile(
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)([a-z]{2,}[^s\W]s)\b", re.IGNORECASE
@@ -397,7 +397,7 @@ _ENUMERATION = re.compile(
 
 
 def _asks_several(part: str) -> bool:
-    """Whether a question part asks for several things of a kind ("which problems")."""
+    """Whether a question part asks for several things of a kind ("which tasks")."""
     for match in _ASKS_PLURAL.finditer(part):
         words = [*match.group(1).lower().split(), match.group(2).lower()]
         if not any(w in FUNCTION_WORDS or w in _AUXILIARIES for w in words):
@@ -408,12 +408,12 @@ def _asks_several(part: str) -> bool:
 def _answer_kind(part: str, short: Collection[str] = ()) -> Callable[[str], bool] | None:
     """What a sentence must state to answer a question part: an amount (also a measured value,
     "what accuracy"), a name ("which datasets"; not one of the `short` forms the abstracts
-    define), several things ("which problems": an enumeration or a name), a method, or
+    define), several things ("which tasks": an enumeration or a name), a method, or
     anything."""
     if asks_amount(part):
         return _states_amount
     measures = measured_things(part)
-    if measures:  # a number, not the digit of "top-1" in the measure's own name
+    if measures:  # a number, not the digit of "top-5" in the measure's own name
         unnamed = re.compile("|".join(re.escape(m) for m in measures), re.IGNORECASE)
         return lambda sentence: _states_amount(unnamed.sub(" ", sentence))
     if named_kinds(part):
