@@ -43,9 +43,9 @@ def _verdict(question: str, abstract: str, title: str = "Fast retrieval with Foo
         ("Which datasets and encoders are used?", [("", "datasets")]),
         ("In which environments were the experiments run?", [("", "environments")]),
         # The kind is the subject of its own verb: the question asks which paper.
-        ("Which benchmark measures whether agents can cheat?", []),
+        ("Which benchmark tests whether agents can cheat?", []),
         # The question word asks for a paper; the kind comes later.
-        ("Which paper routes LLM queries to a cheaper model?", []),
+        ("Which paper uses LLMs and why?", []),
         ("What is the dataset size?", []),
     ],
 )
