@@ -436,10 +436,15 @@ def check_answerable(
         found = found | set().union(*(weights.terms(x) for x in near(missing, text)))
         return _phrase_stated(wanted, found, weights)
 
-    # Words of the papers' titles and of the long forms the abstract defines are not names
-    # of an instance ("Small Language Models (SLMs)").
-    introduced = {method_name(t) for t in (abstracts or {}).values()} - {""}
-    own_words = " ".join([*(p.title for p in passages), *short.values()]).lower()
+    @cache
+    def own() -> tuple[set[str], str, set[str]]:
+        """What the papers call themselves, read once and only when a named kind is asked: the
+        methods their abstracts introduce, the words of their titles and of the long forms the
+        abstract defines (not names of an instance: "Small Language Models (SLMs)"), and their
+        titles' terms (the papers' topic)."""
+        introduced = {method_name(t) for t in (abstracts or {}).values()} - {""}
+        words = " ".join([*(p.title for p in passages), *short.values()]).lower()
+        return introduced, words, weights.terms(" ".join(p.title for p in passages))
 
     @cache
     def own_sentences() -> list[str]:
@@ -451,13 +456,12 @@ def check_answerable(
         texts = [t for t in texts if t] or [p.text for p in passages]
         return [t[x.start : x.end] for t in texts for x in split_sentences(t)]
 
-    title_terms = weights.terms(" ".join(p.title for p in passages))
-
     def names_one(sentence: str, modifiers: str, kind: str, part: str) -> bool:
         """Whether `sentence` writes a name that `part` of the question does not (nor the name
         of its subject, nor a short form the abstract defines, nor a paper's own name), next to
         a word for a named kind or for experiments, or to one of the `modifiers` of the asked
         kind ("OCR" in "which OCR datasets")."""
+        introduced, own_words, title_terms = own()
         new = instance_names(
             sentence, " ".join([part, *subject_names]), short, own_words, introduced
         )
