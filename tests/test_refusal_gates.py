@@ -10,7 +10,13 @@ import pytest
 
 from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
-from rag.answer.refusal import asked_phrases, check_answerable, measured_things, named_kinds
+from rag.answer.refusal import (
+    asked_phrases,
+    check_answerable,
+    coverage,
+    measured_things,
+    named_kinds,
+)
 from rag.records import PaperHit
 from rag.text.names import name_base, query_names
 from rag.text.terms import tokenize
@@ -20,9 +26,13 @@ def _weights() -> TermWeights:
     return TermWeights(tokenize, {}, 100)
 
 
-def _verdict(question: str, abstract: str, title: str = "Fast retrieval with FooNet") -> Any:
+def _verdict(
+    question: str, abstract: str, title: str = "Fast retrieval with FooNet", selected: str = ""
+) -> Any:
+    """The verdict on `abstract`, of which the context holds `selected` (all of it if empty)."""
     hit = PaperHit("p1", title, [], "", "", 1.0)
-    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
+    text = selected or abstract
+    passage = ContextPassage(1, hit, [Sentence(text, 0, len(text), 1.0)])
     return check_answerable(
         question,
         [passage],
@@ -117,7 +127,39 @@ def test_a_name_written_without_its_hyphen_is_mentioned() -> None:
 
 
 def test_a_degree_adverb_ends_the_asked_phrase() -> None:
-    assert asked_phrases("Which training examples best match the target?") == ["training examples"]
+    assert asked_phrases("Which loss weights best suit small budgets?") == ["loss weights"]
+
+
+def test_a_named_instance_answers_the_words_that_narrow_its_kind() -> None:
+    question = "Which image datasets is FooNet tested on?"
+    named = _verdict(question, "FooNet is fast. Experiments on FooSet-10 and BarSet show gains.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(question, "FooNet is fast. Experiments on image datasets show gains.")
+    assert not unnamed.answerable and "name the datasets" in unnamed.reason
+
+
+def test_an_amount_stated_with_a_defined_short_form_is_stated() -> None:
+    question = "How many object tracking settings does FooNet handle?"
+    stated = "Tests span four OT variants."
+    verdict = _verdict(question, f"We study object tracking (OT). {stated}", selected=stated)
+    assert verdict.answerable, verdict.reason
+    vague = "Tests span OT variants."
+    unstated = _verdict(question, f"We study object tracking (OT). {vague}", selected=vague)
+    assert not unstated.answerable
+
+
+def test_words_that_name_the_kind_of_answer_need_not_be_covered() -> None:
+    question = "What criterion does FooNet use to rank documents?"
+    assert coverage(question, "FooNet ranks documents by click rate.", _weights(), ["FooNet"]) == 1
+    assert coverage(question, "FooNet ranks by click rate.", _weights(), ["FooNet"]) < 1
+
+
+def test_a_how_question_asks_for_no_phrase_of_its_which_clause() -> None:
+    question = "How does FooNet decide which documents best fit a query?"
+    verdict = _verdict(question, "FooNet scores passages by click rate against the query.")
+    assert verdict.answerable, verdict.reason
+    which = _verdict("Which documents best fit a query?", "FooNet scores passages by click rate.")
+    assert not which.answerable and "documents" in which.reason
 
 
 # The real bundled store and models -----------------------------------------------------------

@@ -10,7 +10,8 @@ rule about questions and evidence (no word in this module comes from an evaluati
 3. the asked-for detail: the phrase after a question word ("what learning rate", "which
    backbone", "how many GPU-hours") must be stated in the retrieved passages, apart from words
    that only name the kind of answer (method, number, share, ...); a word the passages state
-   with a synonym or in another form counts as stated;
+   with a synonym or in another form counts as stated; a question that asks how ("how does X
+   decide which inputs ...") asks for no phrase of its "which" clause;
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
    the question's own content words (not only the paper's name); one asking for a measured
    value ("what top-5 error", "what speedup") needs a number in a sentence that states the
@@ -21,7 +22,7 @@ rule about questions and evidence (no word in this module comes from an evaluati
    benchmarks" names none; the kind's own word need not be written ("which city" is
    answered by "Lyon");
 6. coverage: the retrieved passages of the answering papers must hold a minimum share of the
-   question's content words that are not the name of its subject.
+   question's content words that are not the name of its subject nor name the kind of answer.
 A generative model's own "the papers do not say" also counts as a refusal.
 """
 
@@ -211,6 +212,8 @@ _ADJECTIVE = re.compile(
     r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained)"
 )
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+# A question that asks how something is done ("how does X ...", not "how many").
+_ASKS_HOW = re.compile(r"\s*how\s+(?:does|do|did|is|are|was|were|can|could|would|should)\b", re.I)
 _HOW_MANY = re.compile(r"\b(how many)\s+", re.IGNORECASE)
 
 
@@ -319,9 +322,10 @@ def subject_terms(names: Sequence[str], weights: TermWeights) -> set[str]:
 def coverage(
     question: str, text: str, weights: TermWeights, subject_names: Sequence[str] = ()
 ) -> float:
-    """IDF-weighted share of the question's content terms (its subject's name aside) that
-    `text` holds (1.0 for a question without such terms)."""
-    terms = content_terms(question, weights) - subject_terms(subject_names, weights)
+    """IDF-weighted share of the question's topic terms (its subject's name and the words that
+    only name the kind of answer aside) that `text` holds (1.0 for a question without such
+    terms)."""
+    terms = topic_terms(question, weights) - subject_terms(subject_names, weights)
     text_terms = weights.terms(text)
     total = sum(weights.idf(t) for t in terms)
     return sum(weights.idf(t) for t in terms if t in text_terms) / total if total else 1.0
@@ -481,10 +485,16 @@ def check_answerable(
         for modifiers, kind in named_kinds(part):
             if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
                 return f"{where} not name the {kind}", 0.0
-            named.add(kind.lower())
-        for phrase in asked_phrases(part, subject_names):
-            if phrase.lower().split()[-1] in named:
-                continue  # a sentence names one: "which city" is answered by "Lyon"
+            named |= {kind.lower(), modifiers.lower()}
+        # "How does X decide which inputs ...": the part asks how, and the clause after "which"
+        # describes what X does; it asks for no phrase of its own.
+        phrases = [] if _ASKS_HOW.match(part) else asked_phrases(part, subject_names)
+        for phrase in phrases:
+            if phrase.lower().split()[-1] in named or phrase.lower() in named:
+                # A sentence names one: "which city" is answered by "Lyon", and "which OCR
+                # datasets" by a name written next to its experiments (a name does not say
+                # what kind of data it holds).
+                continue
             wanted = weights.terms(phrase) - subject
             if not stated(phrase, wanted, stated_terms, where_text):
                 share = _stated_share(wanted, stated_terms, weights) or 0.0
@@ -521,12 +531,16 @@ def check_answerable(
         return Answerability(False, covered, "the papers hold too little of what is asked")
     if asks_amount(question):
         # Any sentence of the retrieved papers' abstracts, not only those picked for the context.
-        candidates = [x.text for p in passages for x in p.sentences]
+        # A sentence that uses a short form its abstract defines states the long form too.
+        candidates = [(x.text, short) for p in passages for x in p.sentences]
         for paper_id in dict.fromkeys(p.paper_id for p in passages):
             text = (abstracts or {}).get(paper_id, "")
-            candidates += [text[x.start : x.end] for x in split_sentences(text)]
-        for sentence in candidates:
-            if _DIGIT.search(sentence) and (weights.terms(sentence) & terms):
+            defined = defined_abbreviations(text)
+            candidates += [(text[x.start : x.end], defined) for x in split_sentences(text)]
+        for sentence, defined in candidates:
+            if _DIGIT.search(sentence) and (
+                weights.terms(f"{sentence} {expand(sentence, defined)}") & terms
+            ):
                 return Answerability(True, covered, "quantity found")
         return Answerability(False, covered, "no passage states the asked-for amount")
     return Answerability(True, covered, "covered")
