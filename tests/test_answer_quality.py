@@ -126,6 +126,15 @@ def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:
     assert topic_of(question) == "Which papers study grokking"
 
 
+def test_the_topic_leaves_out_what_the_papers_are_contrasted_with() -> None:
+    assert topic_of("Which papers route packets with FooNets instead of fixed tables?") == (
+        "Which papers route packets with FooNets?"
+    )
+    assert topic_of("Which papers compress FooNets (apart from pruning), and how?") == (
+        "Which papers compress FooNets"
+    )
+
+
 def test_names_from_abstracts_and_all_capital_titles() -> None:
     papers = {
         "a": {"title": "Compute or Load KV Cache? Why Not Both?"},
@@ -488,6 +497,27 @@ def test_a_title_naming_the_topic_counts_toward_relevance() -> None:
     assert [h.paper_id for h in decision.relevant] == ["a"]
 
 
+def test_a_topic_and_its_short_form_are_one_topic() -> None:
+    weights = TermWeights(tokenize, {"qkt": 2, "quantum": 9, "kernel": 20, "trick": 9}, 100)
+    papers = [PaperHit(pid, "A study", [], "", "", 0.0) for pid in "abc"]
+    texts = {
+        "a": "We extend qKT to graphs.",
+        "b": "We study the quantum kernel trick on graphs.",
+        "c": "A trick for quantum circuits with a kernel on graphs.",  # the words, not the term
+    }
+    similarity = THRESHOLD - 1.0 + 0.05  # full coverage clears the bar
+    decision = judge_papers(
+        "papers on the quantum kernel trick (qKT)",
+        papers,
+        weights,
+        texts.__getitem__,
+        dict.fromkeys("abc", similarity),
+        lambda t: 2,
+        anchors=["qkt"],
+    )
+    assert [h.paper_id for h in decision.relevant] == ["a", "b"]
+
+
 def test_a_name_only_one_abstract_writes_names_that_paper(answerer) -> None:  # type: ignore[no-untyped-def]
     # "Littlestone" is no paper's own name, but only one abstract writes it: the detail asked is
     # checked against that paper, which is shown first with the reason.
@@ -520,6 +550,13 @@ def test_abbreviations_an_abstract_defines() -> None:
         "ViT": "Vision Transformer",
     }
     assert expand("We release 16 SAEs.", found) == "sparse autoencoders"
+    # A user may write a short form with one capital, or none of its letters in capitals.
+    written = "the quantum kernel trick (qKT) and gradient flows (gf) (see above)"
+    assert defined_abbreviations(written) == {}
+    assert defined_abbreviations(written, any_case=True) == {
+        "qKT": "quantum kernel trick",
+        "gf": "gradient flows",
+    }
     assert expand("The SAEGAN is new.", found) == ""  # a longer word is not the short form
 
 

@@ -91,10 +91,21 @@ _SECOND_QUESTION = re.compile(
 )
 
 
+# A contrast ("instead of X", "rather than X", "apart from X"): X is what the papers asked for
+# do not do, up to the next comma, bracket or question mark.
+_CONTRAST = re.compile(
+    r"\s*\(?\s*\b(?:instead\s+of|rather\s+than|as\s+opposed\s+to|apart\s+from|other\s+than|"
+    r"excluding|except(?:\s+for)?)\b[^,;)?]*\)?",
+    re.IGNORECASE,
+)
+
+
 def topic_of(question: str) -> str:
-    """The part of a question that says which papers are meant: without venue mentions and
-    without a second question joined to it."""
-    return _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]
+    """The part of a question that says which papers are meant: without venue mentions, without
+    a second question joined to it, and without what it contrasts them with ("... instead of
+    fixed tables")."""
+    first = _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]
+    return _CONTRAST.sub("", first).strip()
 
 
 # How ICML presents a paper: a question about "the orals" is about papers with that status.

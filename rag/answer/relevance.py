@@ -6,9 +6,10 @@ distinctive terms (the CORE_TERMS with the highest IDF in the collection; a ques
 explains its topic in other words) and its IDF-weighted coverage of the topic's terms plus the
 cosine similarity of its best chunk to the topic, plus a bonus when its title uses one of those
 distinctive terms (a title names what a paper is about; an abstract also names what it only
-mentions), reach a threshold. Terms no abstract uses cannot anchor the decision but count
-against every paper's coverage. Calibrated on the `tune` question split (bench/qa/tune.jsonl and
-tune3.jsonl, list and summary questions), never on `test`.
+mentions), reach a threshold. A short form the topic defines and its long form are one ("quantum
+kernel trick (qKT)": a paper that writes either has both). Terms no abstract uses cannot anchor
+the decision but count against every paper's coverage. Calibrated on the `tune` question split
+(bench/qa/tune.jsonl and tune3.jsonl, list and summary questions), never on `test`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from rag.answer.context import TermWeights
 from rag.answer.refusal import topic_terms
 from rag.records import PaperHit
+from rag.text.abbreviations import defined_abbreviations
 
 # Candidates examined per topic: the papers hybrid retrieval ranks first, plus every paper whose
 # abstract uses one of the topic's anchor terms (so a count covers the whole collection), at most
@@ -180,6 +182,12 @@ def topical_anchors(
     return kept
 
 
+def _phrase(words: str) -> re.Pattern[str]:
+    """`words` written as a phrase, with spaces or hyphens between them, in any case."""
+    parts = [re.escape(w) for w in re.split(r"[\s-]+", words) if w]
+    return re.compile(r"(?<!\w)" + r"[\s-]+".join(parts), re.IGNORECASE)
+
+
 def judge_papers(
     topic: str,
     hits: Sequence[PaperHit],
@@ -205,9 +213,18 @@ def judge_papers(
     )
     core = anchor_list[0] if anchor_list else ""
     anchor_set = set(anchor_list)
+    # "quantum kernel trick (qKT)": a paper that writes either form writes both.
+    forms = [
+        (weights.terms(short), _phrase(long), weights.terms(long))
+        for short, long in defined_abbreviations(topic, any_case=True).items()
+    ]
     judged = []
     for hit in hits:
-        paper_terms = weights.terms(f"{hit.title} {paper_text(hit.paper_id)}")
+        text = f"{hit.title} {paper_text(hit.paper_id)}"
+        paper_terms = weights.terms(text)
+        for short_terms, long_form, long_terms in forms:
+            if (short_terms and short_terms <= paper_terms) or long_form.search(text):
+                paper_terms = paper_terms | short_terms | long_terms
         covered = sum(max(weights.idf(t) for t in unit) for unit in units if unit & paper_terms)
         judged.append(
             Judgement(

@@ -12,13 +12,21 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 MAX_LONG_WORDS = 8
 
 
-def defined_abbreviations(text: str) -> dict[str, str]:
+# Any one-word short form in parentheses ("(qKT)", "(gf)"), for text a user writes.
+_DEFINED_ANY_CASE = re.compile(r"\(([A-Za-z][A-Za-z0-9-]*?)(s?)\)")
+
+
+def defined_abbreviations(text: str, *, any_case: bool = False) -> dict[str, str]:
     """Short form -> long form for each "long form (SHORT)" in `text`, where the long form's
-    words start with the short form's capitals in order ("Low-Rank Adaptation (LoRA)")."""
+    words start with the short form's capitals in order ("Low-Rank Adaptation (LoRA)").
+    `any_case` also reads short forms written with fewer capitals: their letters, in order,
+    spell the long form ("quantum kernel trick (qKT)")."""
     found: dict[str, str] = {}
-    for match in _DEFINED.finditer(text):
+    for match in (_DEFINED_ANY_CASE if any_case else _DEFINED).finditer(text):
         short = match.group(1)
-        capitals = [c.lower() for c in short if c.isupper()]
+        capitals = [c.lower() for c in short if (c.isalpha() if any_case else c.isupper())]
+        if not capitals:
+            continue
         before = _WORD.findall(text[max(0, match.start() - 200) : match.start()])
         parts = [p for w in before for p in w.split("-") if p][-MAX_LONG_WORDS:]
         # The longest run of words (at most one per capital) that starts with the first capital
