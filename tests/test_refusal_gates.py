@@ -130,6 +130,15 @@ def test_a_degree_adverb_ends_the_asked_phrase() -> None:
     assert asked_phrases("Which loss weights best suit small budgets?") == ["loss weights"]
 
 
+def test_words_relating_the_asked_things_need_not_be_stated() -> None:
+    assert asked_phrases("What different strategies do FooNet and BarNet use?") == []
+    assert asked_phrases("What respective speedups do FooNet and BarNet report?") == ["speedups"]
+    verdict = _verdict("What novel loss does FooNet add?", "FooNet adds a contrastive loss.")
+    assert verdict.answerable, verdict.reason
+    unstated = _verdict("What novel loss does FooNet add?", "FooNet adds a contrastive head.")
+    assert not unstated.answerable and "'loss'" in unstated.reason
+
+
 def test_a_named_instance_answers_the_words_that_narrow_its_kind() -> None:
     question = "Which image datasets is FooNet tested on?"
     named = _verdict(question, "FooNet is fast. Experiments on FooSet-10 and BarSet show gains.")

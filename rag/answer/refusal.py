@@ -9,7 +9,8 @@ rule about questions and evidence (no word in this module comes from an evaluati
    a name written without its hyphens ("Data-2" / "data2") counts;
 3. the asked-for detail: the phrase after a question word ("what learning rate", "which
    backbone", "how many GPU-hours") must be stated in the retrieved passages, apart from words
-   that only name the kind of answer (method, number, share, ...); a word the passages state
+   that only name the kind of answer (method, number, share, ...) or relate the asked things
+   ("what different losses", "which novel module"); a word the passages state
    with a synonym or in another form counts as stated; a question that asks how ("how does X
    decide which inputs ...") asks for no phrase of its "which" clause;
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
@@ -69,6 +70,14 @@ ANSWER_KINDS = frozenset(
     motivation insight insights finding findings goal goals challenge challenges problem
     problems criterion criteria measure measures category categories class classes family
     families variant variants form forms scheme schemes suite suites""".split()
+)
+# Adjectives that say how the asked-for things relate to each other or to the paper ("what
+# different losses", "which respective speedups", "what novel module"), not what they are: the
+# answer need not repeat them.
+RELATING_WORDS = frozenset(
+    """different distinct various respective similar common shared separate new novel
+    alternative individual underlying overall general corresponding additional extra
+    proposed""".split()
 )
 # The asked-for phrase: at most this many words after the question word (English noun phrases
 # there are short; longer runs reach into the verb); it counts as stated when the retrieved
@@ -180,6 +189,8 @@ def asked_phrases(
             if word in names:
                 words, found = [], []
                 break
+            if lower in RELATING_WORDS:
+                continue
             if amount and not words and _DEGREE.fullmatch(lower):
                 break  # "how much faster": a degree, asked for by the quantity gate
             if lower == "and" and (words or headed):
