@@ -16,6 +16,7 @@ from rag.answer.refusal import (
     coverage,
     measured_things,
     named_kinds,
+    phrase_terms,
 )
 from rag.records import PaperHit
 from rag.text.names import name_base, query_names
@@ -137,6 +138,58 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
     assert verdict.answerable, verdict.reason
     unstated = _verdict("What novel loss does FooNet add?", "FooNet adds a contrastive head.")
     assert not unstated.answerable and "'loss'" in unstated.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        # A punctuation mark ends the phrase.
+        (
+            "On how many graph environments, spread over suites, does FooNet win?",
+            ["graph environments"],
+        ),
+        # A word before a determiner is a verb, not part of the phrase.
+        ("What cache layout speeds the decoding of FooNet?", ["cache layout"]),
+        # Words that name the kind of answer, or say how usual it is, need not be stated.
+        ("Into which pieces is the FooNet error split?", []),
+        ("What fix does FooNet suggest for drift?", []),
+        ("What usual assumption about noise does FooNet drop?", ["assumption"]),
+        ("In which classic routing problems is FooNet tried?", ["routing"]),
+    ],
+)
+def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:
+    assert asked_phrases(question, ["FooNet"]) == phrases
+
+
+def test_function_words_inside_a_compound_need_not_be_stated() -> None:
+    assert phrase_terms("already-published graphs", _weights()) == _weights().terms(
+        "published graphs"
+    )
+    question = "How many already-published graphs does FooNet reuse?"
+    verdict = _verdict(question, "FooNet reuses 48 previously published graphs.")
+    assert verdict.answerable, verdict.reason
+
+
+def test_a_kind_with_its_own_verb_asks_for_an_instance_of_a_named_paper() -> None:
+    question = "Which LLM drives the agents that FooNet builds?"
+    assert named_kinds(question) == []  # no paper named: it could ask which paper
+    assert named_kinds(question, named_paper=True) == [("", "LLM")]
+    unnamed = _verdict(question, "FooNet builds agents driven by a strong LLM.")
+    assert not unnamed.answerable and "name the LLM" in unnamed.reason
+    named = _verdict(question, "FooNet builds agents; experiments use GPT-4o as the LLM.")
+    assert named.answerable, named.reason
+
+
+def test_relating_words_need_not_be_covered() -> None:
+    question = "In which classic routing problems is FooNet tried?"
+    text = "FooNet is tried on routing problems."
+    assert coverage(question, text, _weights(), ["FooNet"]) == 1
+
+
+def test_the_capitalised_words_of_a_quoted_title_are_not_names() -> None:
+    question = "What is 'A Short Guide to Graph Law Estimation' about? Which graphs does it use?"
+    assert query_names(question) == []
+    assert query_names('Does "Quantum Harmonic Nets" beat Cake?') == ["Harmonic", "Nets", "Cake"]
 
 
 def test_a_named_instance_answers_the_words_that_narrow_its_kind() -> None:

@@ -69,7 +69,8 @@ ANSWER_KINDS = frozenset(
     advantages limitation limitations contribution contributions relationship reason reasons
     motivation insight insights finding findings goal goals challenge challenges problem
     problems criterion criteria measure measures category categories class classes family
-    families variant variants form forms scheme schemes suite suites""".split()
+    families variant variants form forms scheme schemes suite suites quantity quantities piece
+    pieces fix fixes solution solutions remedy remedies""".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
@@ -77,7 +78,7 @@ ANSWER_KINDS = frozenset(
 RELATING_WORDS = frozenset(
     """different distinct various respective similar common shared separate new novel
     alternative individual underlying overall general corresponding additional extra
-    proposed""".split()
+    proposed usual typical standard conventional traditional classic classical""".split()
 )
 # The asked-for phrase: at most this many words after the question word (English noun phrases
 # there are short; longer runs reach into the verb); it counts as stated when the retrieved
@@ -152,6 +153,13 @@ def content_terms(text: str, weights: TermWeights) -> set[str]:
     return weights.terms(" ".join(words)) if words else set()
 
 
+def phrase_terms(phrase: str, weights: TermWeights) -> set[str]:
+    """The terms of an asked-for phrase, without the function words inside its compounds
+    ("already-published" -> publish)."""
+    parts = [p for p in re.split(r"[\s-]+", phrase) if p and p.lower() not in FUNCTION_WORDS]
+    return weights.terms(" ".join(parts)) if parts else set()
+
+
 def topic_terms(text: str, weights: TermWeights) -> set[str]:
     """The content terms of a topic ("papers on diffusion models" -> diffus): without words that
     only name a kind of thing (model, method, share, ...)."""
@@ -170,21 +178,23 @@ def asked_phrases(
 ) -> list[str]:
     """The phrases right after each question word: what the question asks for ("what learning
     rate does X use" -> "learning rate"), without words that only name the kind of answer.
-    Coordinated phrases are each asked for ("which optimizer and batch size" -> both). A phrase
+    Coordinated phrases are each asked for ("which optimizer and batch size" -> both). A
+    punctuation mark ends a phrase, and so does a verb (a word before a determiner). A phrase
     that runs into one of the `subjects` (names of the papers asked about) has none: the question
     word is the subject or a relative pronoun ("what lets X do ...", "by which X does ...")."""
     phrases = []
     question = _POSSESSIVE.sub("", without_venues(question))
     names = {w for n in subjects for w in n.split()}
     for match in after.finditer(question):
-        following = _WORD.findall(question[match.end() : match.end() + 120])
+        # A punctuation mark ends the phrase ("on how many tasks, over how many suites").
+        following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
         if len(following) >= 2 and following[1].lower() in _DETERMINERS:
             continue  # "what <verb> the ...": the question word is the subject
         amount = match.group(1).lower().startswith("how")
         found: list[str] = []
         words: list[str] = []
         headed = False  # the phrase ended at its head noun; only "and" may continue it
-        for word in following:
+        for k, word in enumerate(following):
             lower = word.lower()
             if word in names:
                 words, found = [], []
@@ -203,6 +213,8 @@ def asked_phrases(
                 break
             if len(words) >= PHRASE_WORDS:
                 break
+            if words and k + 1 < len(following) and following[k + 1].lower() in _DETERMINERS:
+                break  # "what module extends the ...": a word before "the" is a verb
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
                 # Adjectives alone only narrow the kind ("which probabilistic models", "what
                 # rule-based methods"): the question asks for an instance of the kind.
@@ -223,6 +235,7 @@ _ADJECTIVE = re.compile(
     r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained)"
 )
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_PUNCTUATION = re.compile(r"[,;:?!()\[\]]|\.(?:\s|$)")
 # A question that asks how something is done ("how does X ...", not "how many").
 _ASKS_HOW = re.compile(r"\s*how\s+(?:does|do|did|is|are|was|were|can|could|would|should)\b", re.I)
 _HOW_MANY = re.compile(r"\b(how many)\s+", re.IGNORECASE)
@@ -264,14 +277,19 @@ NAMED_KINDS = frozenset(
 )  # and "language model(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
-# benchmark tests ...") asks which paper, answered by the paper itself.
-_KIND_ASKED = re.compile(
+# benchmark tests ...") asks which paper, answered by the paper itself, unless the question
+# names the paper ("which LLM drives the agents of X": an instance used by X).
+_KIND = (
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     + "|".join(sorted(NAMED_KINDS))
     + r"|language models?)"
-    r"(?=\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
+)
+_KIND_ASKED = re.compile(
+    _KIND
+    + r"(?=\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
     re.IGNORECASE,
 )
+_KIND_DOING = re.compile(_KIND + r"(?=\s+[a-z]+s\s+(?:the|a|an|its|their)\b)", re.IGNORECASE)
 
 
 DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
@@ -285,11 +303,15 @@ def kind_words(kind: str) -> set[str]:
     return set(DATA_KINDS) if kind.lower() in DATA_KINDS else {kind}
 
 
-def named_kinds(question: str) -> list[tuple[str, str]]:
+def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str]]:
     """The kinds of named thing the question asks for, each with the words before it ("which
-    OCR datasets" -> ("OCR", "datasets"))."""
+    OCR datasets" -> ("OCR", "datasets")). With a `named_paper`, also a kind followed by its own
+    verb and object ("which LLM drives the agents of X")."""
     kinds = []
-    for match in _KIND_ASKED.finditer(question):
+    matches = list(_KIND_ASKED.finditer(question))
+    if named_paper:
+        matches += list(_KIND_DOING.finditer(question))
+    for match in matches:
         between = match.group(1).lower().split()
         if not any(w in _PHRASE_END or w in _DETERMINERS or w in ASKING_WORDS for w in between):
             kinds.append((match.group(1).strip(), match.group(2)))
@@ -336,7 +358,8 @@ def coverage(
     """IDF-weighted share of the question's topic terms (its subject's name and the words that
     only name the kind of answer aside) that `text` holds (1.0 for a question without such
     terms)."""
-    terms = topic_terms(question, weights) - subject_terms(subject_names, weights)
+    relating = [w for w in _WORD.findall(question) if w.lower() in RELATING_WORDS]
+    terms = topic_terms(question, weights) - subject_terms([*subject_names, *relating], weights)
     text_terms = weights.terms(text)
     total = sum(weights.idf(t) for t in terms)
     return sum(weights.idf(t) for t in terms if t in text_terms) / total if total else 1.0
@@ -493,7 +516,7 @@ def check_answerable(
         asks for none, or for one they state)."""
         # "Which datasets": a sentence must name one, not only say "several datasets".
         named = set()
-        for modifiers, kind in named_kinds(part):
+        for modifiers, kind in named_kinds(part, named_paper=bool(subject_names)):
             if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
                 return f"{where} not name the {kind}", 0.0
             named |= {kind.lower(), modifiers.lower()}
@@ -506,7 +529,7 @@ def check_answerable(
                 # datasets" by a name written next to its experiments (a name does not say
                 # what kind of data it holds).
                 continue
-            wanted = weights.terms(phrase) - subject
+            wanted = phrase_terms(phrase, weights) - subject
             if not stated(phrase, wanted, stated_terms, where_text):
                 share = _stated_share(wanted, stated_terms, weights) or 0.0
                 return f"{where} not state {phrase!r}", share
@@ -516,7 +539,7 @@ def check_answerable(
         counted = [(t, _DIGIT, "how many") for t in counted_things(part, subject_names)]
         counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
         for thing, value, asking in counted:
-            wanted = weights.terms(thing) - subject
+            wanted = phrase_terms(thing, weights) - subject
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
                 and stated(thing, wanted, weights.terms(f"{x} {expand(x, short)}"), x)

@@ -85,10 +85,25 @@ _NOT_NAMES = frozenset(
 )
 
 
+# A quoted span ('A Guide to Scaling Law Estimation'): an apostrophe inside a word
+# ("Hitchhiker's") neither opens nor closes it. One of at least TITLE_WORDS words is a title (a
+# quoted name is shorter: "Quantum Harmonic Nets").
+TITLE_WORDS = 4
+_QUOTED = re.compile(r"(?<!\w)['\"“‘](.+?)['\"”’](?!\w)")
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
+
+
 def query_names(query: str) -> list[str]:
     """Identifier-like words in the query (candidates for exact-name matching), not counting a
-    venue with its year ("ICML 2025" names the collection, not a paper)."""
-    names = (m.group(0) for m in _NAME.finditer(without_venues(query)))
+    venue with its year ("ICML 2025" names the collection, not a paper) nor the capitalised
+    words of a quoted title ('A Guide to Scaling Law Estimation': Law is a title's word)."""
+    text = without_venues(query)
+    quoted = [m.span(1) for m in _QUOTED.finditer(text) if len(m.group(1).split()) >= TITLE_WORDS]
+    names = (
+        m.group(0)
+        for m in _NAME.finditer(text)
+        if not (_CAPITALISED.fullmatch(m.group(0)) and any(a <= m.start() < b for a, b in quoted))
+    )
     return list(dict.fromkeys(n for n in names if n not in _NOT_NAMES))
 
 
