@@ -12,6 +12,7 @@ from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.refusal import (
     asked_phrases,
+    asks_amount,
     check_answerable,
     coverage,
     measured_things,
@@ -178,6 +179,19 @@ def test_a_kind_with_its_own_verb_asks_for_an_instance_of_a_named_paper() -> Non
     assert not unnamed.answerable and "name the LLM" in unnamed.reason
     named = _verdict(question, "FooNet builds agents; experiments use GPT-4o as the LLM.")
     assert named.answerable, named.reason
+
+
+def test_a_base_model_is_a_named_kind_and_a_margin_an_amount() -> None:
+    question = "Relative to which base model is the gain of FooNet measured?"
+    assert named_kinds(question) == [("", "base model")]
+    named = _verdict(question, "FooNet gains 4% in experiments relative to Llama-3 8B.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(question, "FooNet gains 4% relative to a strong base model.")
+    assert not unnamed.answerable and "name the base model" in unnamed.reason
+    margin = "By what margin does FooNet beat the prior best?"
+    assert asks_amount(margin) and asked_phrases(margin, ["FooNet"]) == []
+    assert _verdict(margin, "FooNet beats the prior best by 3.1 points.").answerable
+    assert not _verdict(margin, "FooNet clearly beats the prior best.").answerable
 
 
 def test_relating_words_need_not_be_covered() -> None:

@@ -17,11 +17,11 @@ rule about questions and evidence (no word in this module comes from an evaluati
    the question's own content words (not only the paper's name); one asking for a measured
    value ("what top-5 error", "what speedup") needs a number in a sentence that states the
    measure;
-5. named instances: "which datasets", "what LLM" need a sentence of the paper that writes a
-   name the question does not (not a short form the abstract defines, nor a paper's own name)
-   where it speaks of that kind, of its experiments or of what the question asks; "several
-   benchmarks" names none; the kind's own word need not be written ("which city" is
-   answered by "Lyon");
+5. named instances: "which datasets", "what LLM", "which base model" need a sentence of the
+   paper that writes a name the question does not (not a short form the abstract defines, nor
+   a paper's own name) where it speaks of that kind, of its experiments or of what the
+   question asks; "several benchmarks" names none; the kind's own word need not be written
+   ("which city" is answered by "Lyon");
 6. coverage: the retrieved passages of the answering papers must hold a minimum share of the
    question's content words that are not the name of its subject nor name the kind of answer.
 A generative model's own "the papers do not say" also counts as a refusal.
@@ -70,7 +70,7 @@ ANSWER_KINDS = frozenset(
     motivation insight insights finding findings goal goals challenge challenges problem
     problems criterion criteria measure measures category categories class classes family
     families variant variants form forms scheme schemes suite suites quantity quantities piece
-    pieces fix fixes solution solutions remedy remedies""".split()
+    pieces fix fixes solution solutions remedy remedies margin margins""".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
@@ -100,7 +100,7 @@ _PHRASE_END = frozenset(
 _QUANTITY = re.compile(
     r"\b(how (many|much|fast|long|large|big|small|often|far|quickly|well)|by how|to what extent|"
     r"what (is|was|are|were) the (number|size|amount|percentage|share|fraction|rate|speed)|"
-    r"what (percentage|fraction|share|proportion))\b",
+    r"what (percentage|fraction|share|proportion)|by what (margin|factor|amount|percentage))\b",
     re.IGNORECASE,
 )
 _NUMBER_IN_QUESTION = re.compile(r"\d+(?:[./]\d+)*")
@@ -250,8 +250,8 @@ def counted_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
 # in a sentence together with the measure (like "how many X").
 MEASURES = frozenset(
     """accuracy accuracies error errors speedup speedups slowdown improvement improvements gain
-    gains reduction reductions rate rates score scores perplexity latency throughput overhead
-    margin""".split()
+    gains reduction reductions rate rates score scores perplexity latency throughput
+    overhead""".split()
 )
 
 
@@ -282,7 +282,7 @@ NAMED_KINDS = frozenset(
 _KIND = (
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     + "|".join(sorted(NAMED_KINDS))
-    + r"|language models?)"
+    + r"|(?:language|base|pretrained|pre-trained|foundation) models?)"
 )
 _KIND_ASKED = re.compile(
     _KIND
@@ -519,7 +519,7 @@ def check_answerable(
         for modifiers, kind in named_kinds(part, named_paper=bool(subject_names)):
             if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
                 return f"{where} not name the {kind}", 0.0
-            named |= {kind.lower(), modifiers.lower()}
+            named |= {kind.lower(), modifiers.lower(), *kind.lower().split()}
         # "How does X decide which inputs ...": the part asks how, and the clause after "which"
         # describes what X does; it asks for no phrase of its own.
         phrases = [] if _ASKS_HOW.match(part) else asked_phrases(part, subject_names)
