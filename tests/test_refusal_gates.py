@@ -300,3 +300,13 @@ def test_what_accuracy_quotes_the_sentence_with_the_number() -> None:
         ("It gets 7.1% on natural images with a third of the channels.", 0.5),
     )
     assert "It gets 7.1% on natural images with a third of the channels." in chosen
+
+
+def test_a_title_written_out_names_its_paper(answerer) -> None:  # type: ignore[no-untyped-def]
+    title = "Dueling Convex Optimization with General Preferences"
+    question = f"Which datasets do the experiments of {title.lower()} use?"
+    assert answerer._subjects(question) == [title.lower()]
+    assert answerer._subject_papers(question) == ["WMHNs2Necq"]
+    answer = answerer.answer(question)
+    assert answer.refused and answer.refusal_reason.startswith(f"the abstract of {title.lower()}")
+    assert answer.related[0].title == title

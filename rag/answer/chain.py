@@ -171,6 +171,7 @@ class Answerer:
         self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
         self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
         self._writers_of: dict[str, tuple[str, ...]] = {}
+        self._titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._word_vectors: dict[str, np.ndarray] = {}
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
@@ -563,12 +564,46 @@ class Answerer:
         return self._subject_papers(questions) or self._subject_papers(answers)
 
     def _subjects(self, text: str) -> list[str]:
-        """The names in `text` that pick out a paper or a few (see `_papers_of`)."""
-        return [n for n in query_names(text) if self._papers_of(n)]
+        """The titles written out in `text` and the names in the rest of it that pick out a
+        paper or a few (see `_papers_of`)."""
+        titles, rest = self._titles_in(text)
+        return [*titles, *(n for n in query_names(rest) if self._papers_of(n))]
 
     def _subject_papers(self, text: str) -> list[str]:
-        """The papers the subject names of `text` pick out, in order of mention."""
-        return list(dict.fromkeys(p for n in query_names(text) for p in self._papers_of(n)))
+        """The papers the titles and subject names of `text` pick out, in order of mention."""
+        titles, rest = self._titles_in(text)
+        return list(
+            dict.fromkeys(
+                [*titles.values(), *(p for n in query_names(rest) for p in self._papers_of(n))]
+            )
+        )
+
+    def _titles_in(self, text: str) -> tuple[dict[str, str], str]:
+        """The titles of at least MIN_QUOTED_TITLE_WORDS words that `text` writes out (any case,
+        as written -> paper id), and `text` without them: a title names its paper, and its
+        capitalised words are not names of their own."""
+        lowered = text.lower()
+        found: dict[str, str] = {}
+        for paper_id, title in self._long_titles():
+            start = lowered.find(title)
+            if start >= 0:
+                found[text[start : start + len(title)]] = paper_id
+        for title in sorted(found, key=len, reverse=True):
+            text = text.replace(title, " ")
+        return found, text
+
+    def _long_titles(self) -> tuple[tuple[str, str], ...]:
+        """(paper id, lowercased title without its final period) of every title of at least
+        MIN_QUOTED_TITLE_WORDS words (kept for the current index)."""
+        papers = self.searcher.lexical.table.papers
+        if self._titles_of[0] is not papers:
+            titles = tuple(
+                (pid, meta["title"].lower().rstrip("."))
+                for pid, meta in papers.items()
+                if len(meta["title"].split()) >= MIN_QUOTED_TITLE_WORDS
+            )
+            self._titles_of = (papers, titles)
+        return self._titles_of[1]
 
     def _papers_of(self, name: str) -> list[str]:
         """The papers a name picks out: those whose own name it is (title or method name), else
