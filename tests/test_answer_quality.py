@@ -307,6 +307,24 @@ def test_a_model_number_with_the_wrong_unit_is_flagged_and_never_shown(answerer)
     assert answer.cited_paper_ids == [CAKE_ID] and not answer.refused
 
 
+def test_a_model_sentence_about_another_paper_is_never_shown(answerer) -> None:  # type: ignore[no-untyped-def]
+    # The question describes one paper (the one retrieved first); the model also copies a
+    # sentence of another paper in its context, cited to it: that sentence is about another
+    # paper than the one asked about.
+    question = "How are diffusion models aligned with what people prefer?"
+    probe = scripted(answerer, "")
+    hits = next(e.hits for e in probe.stream(question) if e.kind == "retrieved")
+    passages = probe._context({"mode": "ask", "hits": hits, "query": question}, {})
+    assert len({p.paper_id for p in passages}) >= 2
+    asked, other = passages[0].sentences[0].text, passages[1].sentences[0].text
+    model = scripted(answerer, f"{asked} [1]. {other} [2].")
+    shown, answer = _streamed(model, question)
+    assert other.rstrip(".") not in shown and other.rstrip(".") not in answer.answer
+    assert asked.rstrip(".") in shown
+    assert any("about another paper" in note for note in answer.removed)
+    assert answer.cited_paper_ids == [passages[0].paper_id]
+
+
 def test_an_instruction_or_an_unsupported_sentence_never_streams(answerer) -> None:  # type: ignore[no-untyped-def]
     model = scripted(
         answerer,

@@ -104,3 +104,19 @@ def test_echoed_titles_are_removed_before_sentence_splitting() -> None:
     assert title not in cleaned
     pieces = split_cited_sentences(cleaned)
     assert pieces == [("Cake cuts time to first token by 2.6x.", [1, 1])]
+
+
+def test_a_generated_sentence_about_another_paper_than_the_one_asked_is_removed() -> None:
+    answer = "Cake cuts time to first token by 2.6x [1]. D-Fusion builds consistent samples [2]."
+    kept = resolve_citations(answer, PASSAGES, PAPERS, word_overlap, generated=True)
+    assert [s.passages for s in kept.sentences] == [[1], [2]]
+    asked = resolve_citations(
+        answer, PASSAGES, PAPERS, word_overlap, generated=True, asked_papers=["cake"]
+    )
+    assert [s.passages for s in asked.sentences] == [[1]]
+    assert asked.removed == [
+        'Removed "D-Fusion builds consistent samples.": it is about another paper.'
+    ]
+    # Quoted (not generated) text is never removed for it.
+    quoted = resolve_citations(answer, PASSAGES, PAPERS, word_overlap, asked_papers=["cake"])
+    assert len(quoted.sentences) == 2

@@ -14,7 +14,7 @@ plug in their own pieces.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -142,6 +142,7 @@ class _Citing:
     result: Answer
     raw: str
     passages: Sequence[ContextPassage] = field(default_factory=list)
+    asked_papers: Collection[str] = ()
 
 
 class Answerer:
@@ -314,8 +315,9 @@ class Answerer:
         raw: str,
         passages: Sequence[ContextPassage],
         config: RunnableConfig | None = None,
+        asked_papers: Collection[str] = (),
     ) -> None:
-        self._cite_step.invoke(_Citing(result, raw, passages), config)
+        self._cite_step.invoke(_Citing(result, raw, passages, asked_papers), config)
 
     def cite_prose(
         self, raw: str, passages: Sequence[ContextPassage]
@@ -333,7 +335,11 @@ class Answerer:
         return self.weights().terms(" ".join([*shown, *questions]))
 
     def sentence_check(
-        self, passages: Sequence[ContextPassage], *questions: str, numbered: bool = False
+        self,
+        passages: Sequence[ContextPassage],
+        *questions: str,
+        numbered: bool = False,
+        asked_papers: Collection[str] = (),
     ) -> Callable[[str], str]:
         texts, papers = passage_slots(passages, numbered=numbered)
         similarity = EmbeddingSimilarity(self.embed)
@@ -342,7 +348,9 @@ class Answerer:
 
         def check(sentence: str) -> str:
             guarded = guard_generated(sentence, terms, known, said)
-            return checked_sentence(guarded, texts, papers, similarity) if guarded else ""
+            if not guarded:
+                return ""
+            return checked_sentence(guarded, texts, papers, similarity, asked_papers)
 
         return check
 
@@ -723,5 +731,11 @@ class Answerer:
         return None if verdict.answerable else verdict.reason
 
     def _cite(self, step: _Citing, config: RunnableConfig) -> Answer:
-        cite_answer(step.result, step.raw, step.passages, EmbeddingSimilarity(self.embed))
+        cite_answer(
+            step.result,
+            step.raw,
+            step.passages,
+            EmbeddingSimilarity(self.embed),
+            asked_papers=step.asked_papers,
+        )
         return step.result

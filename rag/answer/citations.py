@@ -8,7 +8,7 @@ uncited sentences to the passage that best supports them, and labels each senten
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from rag.answer.context import ContextPassage
@@ -87,12 +87,14 @@ def resolve_citations(
     supported_threshold: float = 0.62,
     weak_threshold: float = 0.45,
     generated: bool = False,
+    asked_papers: Collection[str] = (),
 ) -> CitationResult:
     """Turn a model's answer into cited sentences.
 
     `passage_texts[i]` are the sentences of passage i+1; `passage_papers[i]` its paper id. For
     `generated` text, a sentence no passage supports, or that states a number its passages do
-    not state with that unit, is removed (and `removed` says why).
+    not state with that unit, is removed (and `removed` says why); so is one that cites none of
+    the `asked_papers` (the paper a question about one paper asks about), when given.
     """
     result = CitationResult()
     n_passages = len(passage_texts)
@@ -123,6 +125,9 @@ def resolve_citations(
             )
         if generated:
             reason = removal_reason(sentence, passage_texts)
+            cited = {passage_papers[n - 1] for n in sentence.passages}
+            if not reason and asked_papers and cited and not cited & set(asked_papers):
+                reason = f'Removed "{sentence.text}": it is about another paper.'
             if reason:
                 if reason not in result.removed:
                     result.removed.append(reason)
@@ -260,18 +265,26 @@ def checked_sentence(
     passage_texts: Sequence[Sequence[str]],
     papers: Sequence[str],
     similarity: Similarity,
+    asked_papers: Collection[str] = (),
 ) -> str:
     """A generated sentence as it may be shown before the answer is complete: without markers,
-    or '' when the final answer would remove it (see `removal_reason`)."""
-    resolved = resolve_citations(sentence, passage_texts, papers, similarity, generated=True)
+    or '' when the final answer would remove it (see `resolve_citations`)."""
+    resolved = resolve_citations(
+        sentence, passage_texts, papers, similarity, generated=True, asked_papers=asked_papers
+    )
     return " ".join(s.text for s in resolved.sentences)
 
 
 def cite_answer(
-    result: Answer, raw: str, passages: Sequence[ContextPassage], similarity: Similarity
+    result: Answer,
+    raw: str,
+    passages: Sequence[ContextPassage],
+    similarity: Similarity,
+    asked_papers: Collection[str] = (),
 ) -> None:
     """Fill `result`'s sentences, citations and text from `raw` (with [n] markers to passages);
-    a generated (not extractive) answer keeps only the sentences its passages support."""
+    a generated (not extractive) answer keeps only the sentences its passages support (and,
+    with `asked_papers`, that cite one of them)."""
     passage_texts = [[s.text for s in p.sentences] for p in passages]
     resolved = resolve_citations(
         raw,
@@ -279,6 +292,7 @@ def cite_answer(
         [p.paper_id for p in passages],
         similarity,
         generated=not result.extractive,
+        asked_papers=asked_papers,
     )
     result.removed += resolved.removed
     by_ref: dict[int, Citation] = {}

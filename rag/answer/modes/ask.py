@@ -8,7 +8,13 @@ from collections.abc import Iterator, Sequence
 from rag.answer.citations import SUPPORTED, WEAK
 from rag.answer.context import format_passages
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
-from rag.answer.modes.extractive import compose_extractive, left_out, quotes_for, with_marker
+from rag.answer.modes.extractive import (
+    about_several,
+    compose_extractive,
+    left_out,
+    quotes_for,
+    with_marker,
+)
 from rag.answer.refusal import is_model_refusal
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent
@@ -24,7 +30,9 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         yield AnswerEvent("token", text=raw)
     else:
         values = {"passages": format_passages(inp.passages), "question": inp.question}
-        check = tools.sentence_check(inp.passages, inp.result.question, inp.result.query)
+        check = tools.sentence_check(
+            inp.passages, inp.result.question, inp.result.query, asked_papers=asked_papers(inp)
+        )
         shown: list[str] = []
 
         def checked(sentence: str) -> str:
@@ -60,7 +68,7 @@ def finish(inp: ModeInput, tools: ModeTools, raw: str) -> AnswerEvent:
     raw = strip_echoed_titles(raw, [p.title for p in passages])
     if not result.extractive:
         raw = tools.guard(raw, passages, result.question, result.query)
-    tools.cite(result, raw, passages, inp.config)
+    tools.cite(result, raw, passages, inp.config, asked_papers=asked_papers(inp))
     if not result.extractive and not any(s.support in (SUPPORTED, WEAK) for s in result.sentences):
         # Nothing the model wrote is backed by a passage: quote the passages instead.
         result.extractive = True
@@ -76,6 +84,14 @@ def finish(inp: ModeInput, tools: ModeTools, raw: str) -> AnswerEvent:
     if not any(s.citations for s in result.sentences):
         return inp.refuse("nothing in the answer could be tied to a paper")
     return inp.final()
+
+
+def asked_papers(inp: ModeInput) -> tuple[str, ...]:
+    """The paper a question about one paper asks about: the one it names, else the one
+    retrieved first (as the quoting answer does); none when it asks about several."""
+    if inp.compared or about_several(inp.question) or not inp.passages or len(inp.named) > 1:
+        return ()
+    return inp.named or (inp.passages[0].paper_id,)
 
 
 def _closed(text: str) -> str:

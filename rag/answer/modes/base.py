@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -43,8 +43,10 @@ class ModeTools(Protocol):
         raw: str,
         passages: Sequence[ContextPassage],
         config: RunnableConfig | None,
+        asked_papers: Collection[str] = (),
     ) -> None:
-        """Fill `result`'s sentences, citations and text from `raw` (with [n] markers)."""
+        """Fill `result`'s sentences, citations and text from `raw` (with [n] markers); a
+        generated sentence that cites none of the `asked_papers` (when given) is removed."""
         ...
 
     def cite_prose(
@@ -57,10 +59,15 @@ class ModeTools(Protocol):
     def guard(self, text: str, passages: Sequence[ContextPassage], *questions: str) -> str: ...
 
     def sentence_check(
-        self, passages: Sequence[ContextPassage], *questions: str, numbered: bool = False
+        self,
+        passages: Sequence[ContextPassage],
+        *questions: str,
+        numbered: bool = False,
+        asked_papers: Collection[str] = (),
     ) -> Callable[[str], str]:
         """A check of one generated sentence against `passages` (markers as in `cite`, or as
-        in `cite_prose` when `numbered`): the sentence as it may be shown, or ''."""
+        in `cite_prose` when `numbered`): the sentence as it may be shown, or '' (as in `cite`,
+        one citing none of the `asked_papers` is removed)."""
         ...
 
     def abstract_sentences(self, paper_id: str) -> list[str]: ...

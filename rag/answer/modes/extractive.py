@@ -118,7 +118,7 @@ def quotes_for(
     if question and not asks_for_code(question):
         ranked = [(s, n) for s, n in ranked if not is_link(s.text)] or ranked
     if question and weights is not None:
-        if not _about_several(question):
+        if not about_several(question):
             # A question about one paper is answered first from the paper retrieval ranks first
             # (by all its text, dense and lexical): a question that describes a paper matches it
             # across sentences, while another paper's background sentence may match best alone.
@@ -362,7 +362,7 @@ def answering_sentences(
 _SEVERAL = re.compile(r"\b(both|each|either|neither|several|two|three)\b", re.IGNORECASE)
 
 
-def _about_several(question: str) -> bool:
+def about_several(question: str) -> bool:
     """Whether a question is about several papers: it compares them, or says "both", "each"."""
     return wants_comparison(question) or bool(_SEVERAL.search(question))
 
