@@ -65,20 +65,39 @@ def test_which_named_kind_a_question_asks_for(question: str, kinds: list[tuple[s
     assert named_kinds(question) == kinds
 
 
-def test_a_kind_the_abstract_only_counts_is_not_named() -> None:
-    question = "Which retrieval benchmarks is FooNet evaluated on?"
-    vague = _verdict(question, "FooNet is fast. Experiments on several retrieval benchmarks help.")
-    assert not vague.answerable and "name the benchmarks" in vague.reason
-    named = _verdict(question, "FooNet is fast. Experiments on SciDocs and TREC-COVID show gains.")
-    assert named.answerable, named.reason
-
-
-def test_a_kind_answered_by_a_name_need_not_be_written() -> None:
-    question = "In which city does FooNet study traffic?"
-    named = _verdict(question, "FooNet studies how road works drive traffic in Lyon.")
-    assert named.answerable, named.reason
-    unnamed = _verdict(question, "FooNet studies how road works drive traffic worldwide.")
-    assert not unnamed.answerable and "city" in unnamed.reason
+@pytest.mark.parametrize(
+    ("question", "named", "unnamed", "reason"),
+    [
+        # A kind the abstract only counts is not named.
+        (
+            "Which retrieval benchmarks is FooNet evaluated on?",
+            "FooNet is fast. Experiments on SciDocs and TREC-COVID show gains.",
+            "FooNet is fast. Experiments on several retrieval benchmarks help.",
+            "name the benchmarks",
+        ),
+        # A kind answered by a name need not be written.
+        (
+            "In which city does FooNet study traffic?",
+            "FooNet studies how road works drive traffic in Lyon.",
+            "FooNet studies how road works drive traffic worldwide.",
+            "city",
+        ),
+        # A name answers the words that narrow its kind ("image").
+        (
+            "Which image datasets is FooNet tested on?",
+            "FooNet is fast. Experiments on FooSet-10 and BarSet show gains.",
+            "FooNet is fast. Experiments on image datasets show gains.",
+            "name the datasets",
+        ),
+    ],
+)
+def test_a_named_kind_is_answered_by_a_name_only(
+    question: str, named: str, unnamed: str, reason: str
+) -> None:
+    verdict = _verdict(question, named)
+    assert verdict.answerable, verdict.reason
+    refused = _verdict(question, unnamed)
+    assert not refused.answerable and reason in refused.reason
 
 
 def test_a_short_form_or_the_papers_own_name_is_not_an_instance() -> None:
@@ -204,14 +223,6 @@ def test_the_capitalised_words_of_a_quoted_title_are_not_names() -> None:
     question = "What is 'A Short Guide to Graph Law Estimation' about? Which graphs does it use?"
     assert query_names(question) == []
     assert query_names('Does "Quantum Harmonic Nets" beat Cake?') == ["Harmonic", "Nets", "Cake"]
-
-
-def test_a_named_instance_answers_the_words_that_narrow_its_kind() -> None:
-    question = "Which image datasets is FooNet tested on?"
-    named = _verdict(question, "FooNet is fast. Experiments on FooSet-10 and BarSet show gains.")
-    assert named.answerable, named.reason
-    unnamed = _verdict(question, "FooNet is fast. Experiments on image datasets show gains.")
-    assert not unnamed.answerable and "name the datasets" in unnamed.reason
 
 
 def test_an_amount_stated_with_a_defined_short_form_is_stated() -> None:
