@@ -321,3 +321,15 @@ def test_a_title_written_out_names_its_paper(answerer) -> None:  # type: ignore[
     answer = answerer.answer(question)
     assert answer.refused and answer.refusal_reason.startswith(f"the abstract of {title.lower()}")
     assert answer.related[0].title == title
+
+
+def test_the_decision_does_not_depend_on_the_context_budget(answerer) -> None:  # type: ignore[no-untyped-def]
+    # A model's context has room for fewer papers than were retrieved; the refusal gates read
+    # every retrieved paper all the same, so every backend refuses alike.
+    question = "How do preference optimization methods tune diffusion and text-to-3D generators?"
+    hits = next(e.hits for e in answerer.stream(question) if e.kind == "retrieved")
+    passages = answerer._context({"mode": "ask", "hits": hits, "query": question}, {})
+    full = answerer._refusal_reason(question, question, hits, passages, "ask")
+    assert full is None
+    for kept in (passages[:1], passages[-1:]):
+        assert answerer._refusal_reason(question, question, hits, kept, "ask") == full

@@ -716,6 +716,11 @@ class Answerer:
         subject = self._subjects(query)
         subject_papers = self._subject_papers(query)
         known = {p.paper_id for p in passages} | set(subject_papers)
+        if not known <= set(subject_papers):
+            # Every retrieved paper's abstract, not only those the context has room for: the
+            # decision must not depend on the backend's context budget (a question answered
+            # from the papers it names is judged by those papers alone).
+            known |= {h.paper_id for h in hits}
         verdict = check_answerable(
             query,
             passages,

@@ -436,7 +436,7 @@ def check_answerable(
     # sentences selected for the context.
     retrieved = " ".join([text] + [x.text for p in passages for x in p.hit.passages])
     if abstracts:
-        retrieved += " " + " ".join(abstracts.get(p.paper_id, "") for p in passages)
+        retrieved += " " + " ".join(abstracts.values())
     for name in dict.fromkeys(name_base(n) for n in query_names(current)):
         if not _mentions(name, retrieved):
             return Answerability(False, 0.0, f"the papers never mention {name}")
@@ -567,7 +567,7 @@ def check_answerable(
         # Any sentence of the retrieved papers' abstracts, not only those picked for the context.
         # A sentence that uses a short form its abstract defines states the long form too.
         candidates = [(x.text, short) for p in passages for x in p.sentences]
-        for paper_id in dict.fromkeys(p.paper_id for p in passages):
+        for paper_id in dict.fromkeys([*(p.paper_id for p in passages), *(abstracts or {})]):
             text = (abstracts or {}).get(paper_id, "")
             defined = defined_abbreviations(text)
             candidates += [(text[x.start : x.end], defined) for x in split_sentences(text)]
