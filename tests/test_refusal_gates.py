@@ -333,3 +333,26 @@ def test_the_decision_does_not_depend_on_the_context_budget(answerer) -> None:  
     assert full is None
     for kept in (passages[:1], passages[-1:]):
         assert answerer._refusal_reason(question, question, hits, kept, "ask") == full
+
+
+def test_a_sentence_never_runs_across_two_abstracts() -> None:
+    # Without a named paper, an amount is looked for in the retrieved abstracts' sentences; an
+    # abstract's last words (no final period) must not join the next abstract's first sentence.
+    hit = PaperHit("p1", "Fast retrieval", [], "", "", 1.0)
+    first, second = "We study BarNet on 12 tasks", "Released checkpoints matter for reuse."
+    passage = ContextPassage(1, hit, [Sentence(first, 0, len(first), 1.0)])
+    verdict = check_answerable(
+        "How many released checkpoints are compared?",
+        [passage],
+        _weights(),
+        min_coverage=0.0,
+        abstracts={"p1": first, "p2": second},
+    )
+    assert not verdict.answerable and "checkpoints" in verdict.reason
+
+
+def test_a_named_paper_is_never_too_far_from_the_question(answerer) -> None:  # type: ignore[no-untyped-def]
+    named = answerer.answer("How does LEVIS make it quick?")
+    assert named.refusal_reason != "no paper is close enough to the question"
+    unnamed = answerer.answer("How do I bake a sourdough loaf at home?")
+    assert unnamed.refused and unnamed.refusal_reason == "no paper is close enough to the question"

@@ -548,7 +548,9 @@ class Answerer:
             self._word_vectors.clear()
             missing = list(dict.fromkeys(words + vocabulary))
         if missing:
-            vectors = self.embed(missing)
+            # One word per call: an int8 embedding depends on the other texts of its batch,
+            # and a word's vector must not depend on which words earlier questions cached.
+            vectors = np.vstack([self.embed([word]) for word in missing])
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
             self._word_vectors.update(zip(missing, vectors, strict=True))
         table = np.stack([self._word_vectors[w] for w in vocabulary])
@@ -709,25 +711,28 @@ class Answerer:
             return None  # decided paper by paper (by name, or by rag/answer/relevance.py)
         if not hits or not passages:
             return "nothing was retrieved"
-        if max(h.dense_similarity for h in hits) < self._settings.min_similarity:
+        subject_papers = self._subject_papers(query) if mode == "ask" else []
+        if (
+            max(h.dense_similarity for h in hits) < self._settings.min_similarity
+            and not subject_papers  # a paper the question names is there, however it is asked
+        ):
             return "no paper is close enough to the question"
         if mode != "ask":
             return None
         subject = self._subjects(query)
-        subject_papers = self._subject_papers(query)
-        known = {p.paper_id for p in passages} | set(subject_papers)
-        if not known <= set(subject_papers):
+        known = [*(p.paper_id for p in passages), *subject_papers]
+        if not set(known) <= set(subject_papers):
             # Every retrieved paper's abstract, not only those the context has room for: the
             # decision must not depend on the backend's context budget (a question answered
             # from the papers it names is judged by those papers alone).
-            known |= {h.paper_id for h in hits}
+            known += [h.paper_id for h in hits]
         verdict = check_answerable(
             query,
             passages,
             self.weights(),
             min_coverage=self._settings.min_coverage,
             subject_names=subject,
-            abstracts={pid: " ".join(self.abstract_sentences(pid)) for pid in known},
+            abstracts={pid: " ".join(self.abstract_sentences(pid)) for pid in dict.fromkeys(known)},
             subject_papers=subject_papers,
             asked=question,
             near=self.near_words,

@@ -431,12 +431,15 @@ def check_answerable(
         return Answerability(False, 0.0, "no passages")
     question = without_venues(question)
     current = without_venues(asked) if asked is not None else question
-    text = " ".join(f"{p.title} {p.text}" for p in passages)
     # Names and asked-for details are looked up in everything retrieved, not only in the
-    # sentences selected for the context.
-    retrieved = " ".join([text] + [x.text for p in passages for x in p.hit.passages])
-    if abstracts:
-        retrieved += " " + " ".join(abstracts.values())
+    # sentences selected for the context; each text is split into sentences on its own (an
+    # abstract's last words never run into the next one's first sentence).
+    parts = [
+        *(f"{p.title} {p.text}" for p in passages),
+        *(x.text for p in passages for x in p.hit.passages),
+        *(abstracts or {}).values(),
+    ]
+    retrieved = " ".join(parts)
     for name in dict.fromkeys(name_base(n) for n in query_names(current)):
         if not _mentions(name, retrieved):
             return Answerability(False, 0.0, f"the papers never mention {name}")
@@ -447,7 +450,8 @@ def check_answerable(
         return Answerability(True, 1.0, "code link found")
     subject = subject_terms(subject_names, weights)
     retrieved_terms = weights.terms(retrieved)
-    subject_text = " ".join((abstracts or {}).get(pid, "") for pid in subject_papers).strip()
+    subject_parts = [t for t in ((abstracts or {}).get(pid, "") for pid in subject_papers) if t]
+    subject_text = " ".join(subject_parts)
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
     where = (
         f"the abstract of {subject_names[0]} does"
@@ -461,7 +465,7 @@ def check_answerable(
     @cache
     def sentences() -> list[str]:
         """The sentences of the text a detail must be stated in (split once, when needed)."""
-        return [where_text[x.start : x.end] for x in split_sentences(where_text)]
+        return [t[x.start : x.end] for t in subject_parts or parts for x in split_sentences(t)]
 
     def stated(phrase: str, wanted: set[str], found: set[str], text: str) -> bool:
         """Whether `text` (whose terms are `found`) states the asked `phrase`; a word it puts
