@@ -560,15 +560,9 @@ class Answerer:
         """The papers earlier turns were about, when the caller did not keep them (an API client
         sends only messages): a title quoted in them, else the papers their own names pick out
         (a name few papers write), questions first."""
-        text = " ".join(f"{q} {a}" for q, a in turns).lower()
-        titled = [
-            pid
-            for pid, meta in self.searcher.lexical.table.papers.items()
-            if len(meta["title"].split()) >= MIN_QUOTED_TITLE_WORDS
-            and meta["title"].lower().rstrip(".") in text
-        ]
+        titled, _ = self._titles_in(" ".join(f"{q} {a}" for q, a in turns))
         if titled:
-            return titled
+            return list(titled)
         questions = " ".join(q for q, _ in turns)
         answers = " ".join(a for _, a in turns)
         return self._subject_papers(questions) or self._subject_papers(answers)
@@ -576,29 +570,36 @@ class Answerer:
     def _subjects(self, text: str) -> list[str]:
         """The titles written out in `text` and the names in the rest of it that pick out a
         paper or a few (see `_papers_of`)."""
-        titles, rest = self._titles_in(text)
-        return [*titles, *(n for n in query_names(rest) if self._papers_of(n))]
+        return list(self._named_in(text))
 
     def _subject_papers(self, text: str) -> list[str]:
         """The papers the titles and subject names of `text` pick out, in order of mention."""
-        titles, rest = self._titles_in(text)
-        return list(
-            dict.fromkeys(
-                [*titles.values(), *(p for n in query_names(rest) for p in self._papers_of(n))]
-            )
-        )
+        return list(dict.fromkeys(p for papers in self._named_in(text).values() for p in papers))
+
+    def _named_in(self, text: str) -> dict[str, list[str]]:
+        """Each title written out in `text` and each name in the rest of it that picks out a
+        paper or a few, with the papers it picks out."""
+        titled, rest = self._titles_in(text)
+        named: dict[str, list[str]] = {}
+        for paper_id, title in titled.items():
+            named.setdefault(title, []).append(paper_id)
+        for name in query_names(rest):
+            papers = self._papers_of(name)
+            if papers:
+                named.setdefault(name, papers)
+        return named
 
     def _titles_in(self, text: str) -> tuple[dict[str, str], str]:
-        """The titles of at least MIN_QUOTED_TITLE_WORDS words that `text` writes out (any case,
-        as written -> paper id), and `text` without them: a title names its paper, and its
-        capitalised words are not names of their own."""
+        """The papers whose titles (of at least MIN_QUOTED_TITLE_WORDS words) `text` writes out
+        in any case (paper id -> the title as written), and `text` without them: a title names
+        its paper, and its capitalised words are not names of their own."""
         lowered = text.lower()
         found: dict[str, str] = {}
         for paper_id, title in self._long_titles():
             start = lowered.find(title)
             if start >= 0:
-                found[text[start : start + len(title)]] = paper_id
-        for title in sorted(found, key=len, reverse=True):
+                found[paper_id] = text[start : start + len(title)]
+        for title in sorted(set(found.values()), key=len, reverse=True):
             text = text.replace(title, " ")
         return found, text
 

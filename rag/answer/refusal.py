@@ -358,8 +358,9 @@ def coverage(
     """IDF-weighted share of the question's topic terms (its subject's name and the words that
     only name the kind of answer aside) that `text` holds (1.0 for a question without such
     terms)."""
-    relating = [w for w in _WORD.findall(question) if w.lower() in RELATING_WORDS]
-    terms = topic_terms(question, weights) - subject_terms([*subject_names, *relating], weights)
+    relating = " ".join(w for w in _WORD.findall(question) if w.lower() in RELATING_WORDS)
+    terms = topic_terms(question, weights) - subject_terms(subject_names, weights)
+    terms -= weights.terms(relating) if relating else set()
     text_terms = weights.terms(text)
     total = sum(weights.idf(t) for t in terms)
     return sum(weights.idf(t) for t in terms if t in text_terms) / total if total else 1.0
