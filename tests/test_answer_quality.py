@@ -26,7 +26,7 @@ from rag.answer.refusal import (
 )
 from rag.answer.relevance import THRESHOLD, judge_papers
 from rag.records import PaperHit
-from rag.text.abbreviations import defined_abbreviations, expand
+from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
 from rag.text.names import NameIndex, query_names
 from rag.text.questions import without_venues
 from rag.text.terms import tokenize
@@ -152,6 +152,18 @@ def test_cells_are_distinct_quotes_and_a_quote_not_in_the_abstract_is_unsupporte
     assert len(set(cells.values())) == len(cells)
     assert quote_support(sentences[1], sentences) == "supported"
     assert quote_support("Foo cures every disease.", sentences) == "unsupported"
+
+
+def test_the_approach_is_the_authors_own_work_not_a_sentence_on_earlier_work() -> None:
+    sentences = [
+        "Existing methods rely on a two-stage framework and lack guarantees.",
+        "In this work, we propose FooNet, which merges both stages.",
+        "FooNet is 2x faster on BarBench.",
+    ]
+    assert classify(sentences)["approach"] == sentences[1]
+    # Without the authors' own words, a sentence stating a problem is the last choice.
+    weaker = ["Current systems suffer from a costly framework.", "A framework called Foo helps."]
+    assert classify(weaker)["approach"] == weaker[1]
 
 
 # Refusals -----------------------------------------------------------------------------------------
@@ -599,6 +611,32 @@ def test_a_count_stated_with_the_short_form_states_the_long_one() -> None:
     assert stated.answerable, stated.reason
     unstated = verdict("We train sparse autoencoders (SAEs) on a language model. Code is released.")
     assert not unstated.answerable and "how many sparse autoencoders" in unstated.reason
+
+
+def test_a_short_form_the_reader_writes_is_read_in_its_spelled_out_words() -> None:
+    assert spelled_out("LMs", "We test four openly released language models.") == "language models"
+    assert spelled_out("GNN", "a graph neural network and a Graph Neural Network") == (
+        "graph neural network"
+    )
+    assert spelled_out("LMs", "We test four released models.") == ""
+    assert spelled_out("lms", "large models") == ""  # not written as a short form
+    assert spelled_out("GNN", "the GNN Network") == ""  # a short form is not a long form's word
+
+    def verdict(abstract: str) -> Any:
+        return check_answerable(
+            "How many GNNs does FooNet distil?",
+            [_passage(abstract)],
+            _weights(),
+            min_coverage=0.3,
+            abstracts={"p1": abstract},
+            subject_names=["FooNet"],
+            subject_papers=["p1"],
+        )
+
+    stated = verdict("FooNet distils 12 graph neural networks into one student.")
+    assert stated.answerable, stated.reason
+    unstated = verdict("FooNet distils 12 convolutional networks into one student.")
+    assert not unstated.answerable and "GNNs" in unstated.reason
 
 
 def test_a_follow_up_is_not_judged_by_its_words_but_by_the_details_it_asks() -> None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rag.answer.context import ContextPassage, TermWeights
-from rag.text.abbreviations import defined_abbreviations, expand
+from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
 from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
@@ -442,7 +442,10 @@ def check_answerable(
     ]
     retrieved = " ".join(parts)
     for name in dict.fromkeys(name_base(n) for n in query_names(current)):
-        if not _mentions(name, retrieved):
+        # A short form of three or more letters may be spelled out ("GNNs": "graph neural
+        # networks"); two letters spell some pair of words in almost any text.
+        spelled = len(name.rstrip("s")) >= 3 and spelled_out(name, retrieved)
+        if not _mentions(name, retrieved) and not spelled:
             return Answerability(False, 0.0, f"the papers never mention {name}")
     for number in _NUMBER_IN_QUESTION.findall(current):
         if len(number) >= 2 and number not in retrieved:
@@ -473,10 +476,11 @@ def check_answerable(
         differently (big/large, speed/fast) counts."""
         if _phrase_stated(wanted, found, weights):
             return True
-        if near is None:
-            return False
         missing = [x for x in _WORD.findall(phrase) if weights.terms(x) & (wanted - found)]
-        found = found | set().union(*(weights.terms(x) for x in near(missing, text)))
+        # A short form the text spells out ("LMs" for "language models") is stated.
+        found = found | {t for x in missing if spelled_out(x, text) for t in weights.terms(x)}
+        if near is not None:
+            found = found | set().union(*(weights.terms(x) for x in near(missing, text)))
         return _phrase_stated(wanted, found, weights)
 
     @cache

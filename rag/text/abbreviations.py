@@ -55,3 +55,34 @@ def expand(sentence: str, abbreviations: Mapping[str, str]) -> str:
         for short, long in abbreviations.items()
         if re.search(rf"(?<![\w-]){re.escape(short)}s?(?![\w-])", sentence)
     )
+
+
+# A short form as a reader writes it: two or more capitals, optionally a plural -s ("LMs").
+_SHORT_FORM = re.compile(r"[A-Z]{2,6}s?")
+# What a long form cannot run across: punctuation and the small words between phrases.
+_RUN_BREAK = re.compile(
+    r"[^\w\s-]+|\b(?:a|an|the|and|or|of|for|in|on|at|to|by|with|from|as|is|are|we|our|this|that|"
+    r"which|its|their|be|it)\b",
+    re.IGNORECASE,
+)
+
+
+def spelled_out(short: str, text: str) -> str:
+    """The words of `text` that `short` abbreviates: a run of adjacent words (no punctuation or
+    small word between them) whose initials spell its capitals in order ("LMs" in a text on
+    "language models" -> "language models"); empty when none do or `short` is not a short
+    form. A reader often writes the usual short form of what an abstract spells out."""
+    if not _SHORT_FORM.fullmatch(short):
+        return ""
+    letters = short.rstrip("s").lower()
+    for run in _RUN_BREAK.split(text):
+        words = [p for w in _WORD.findall(run) for p in w.split("-") if p]
+        initials = "".join(w[0].lower() for w in words)
+        start = initials.find(letters)
+        while start >= 0:
+            found = words[start : start + len(letters)]
+            # Every word of the long form is a word, not a short form or a number.
+            if all(w[0].isalpha() and (len(w) == 1 or w[1:].islower()) for w in found):
+                return " ".join(found)
+            start = initials.find(letters, start + 1)
+    return ""

@@ -52,14 +52,33 @@ def is_link(sentence: str) -> bool:
     return bool(_LINK.search(sentence))
 
 
+# The authors presenting their own work ("we propose", "this paper", "our method"): a stronger
+# sign of the approach than a word such as "framework", which a sentence on earlier work uses too.
+_PRESENTS = re.compile(
+    r"\b(we (propose|present|introduce|develop|design)|this (paper|work)|our (method|approach|"
+    r"framework|model|algorithm))\b",
+    re.I,
+)
+
+
 def classify(sentences: Sequence[str]) -> dict[str, str]:
     """One sentence per column: the first unused sentence matching the column's cues (a
-    sentence fills one cell at most; a column without one stays empty)."""
+    sentence fills one cell at most; a column without one stays empty). The approach is the
+    first sentence in which the authors present their work, else the first other approach
+    sentence that states no problem (not "Existing work relies on a ... framework")."""
     cells: dict[str, str] = {}
     used = {i for i, s in enumerate(sentences) if is_link(s)}  # "Code is at https://..."
     for column in ("approach", "key result", "problem", "data/setting"):
         pattern = _CUES[column]
         candidates = [i for i, s in enumerate(sentences) if pattern.search(s)]
+        if column == "approach":
+            candidates.sort(
+                key=lambda i: (
+                    not _PRESENTS.search(sentences[i]),
+                    bool(_CUES["problem"].search(sentences[i])),
+                    i,
+                )
+            )
         if column == "key result":
             candidates = sorted(candidates, key=lambda i: -i)  # results come late in abstracts
         if column == "problem" and not candidates and sentences:
