@@ -84,6 +84,10 @@ RELATING_WORDS = frozenset(
 # there are short; longer runs reach into the verb); it counts as stated when the retrieved
 # passages hold this IDF-weighted share of its terms.
 PHRASE_WORDS = 3
+# "How many X <rest>": a sentence that counts something and states the rest answers it when it
+# has at least this many of the rest's content terms and this share of their weight.
+COUNT_CONTEXT_TERMS = 2
+COUNT_CONTEXT = 0.6
 PHRASE_COVERAGE = 0.6
 _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECASE)
 # Words that open a noun phrase: right after a question word they show that the word between
@@ -125,6 +129,15 @@ _DIGIT = re.compile(
 _TITLE_CASE_RUN = re.compile(r"(?:\b[A-Z][\w-]*\s+){2,}[A-Z][\w-]*")
 # An adjective made from a name ("Hessian", "Euclidean") describes, it does not name.
 _NAME_ADJECTIVE = re.compile(r"[A-Z][a-z]+(?:ian|ean)")
+# A count: a number, in digits or words, before a word ("57 tasks", "five domains", "up to four
+# steps"), or a size ("140M").
+_COUNT = re.compile(
+    r"\b(?:\d[\d,.]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"dozens?|hundreds?|thousands?)\s+(?:[\w-]+\s+){0,2}?[A-Za-z][\w-]*",
+    re.IGNORECASE,
+)
+# Where a clause of a question ends ("how many X does it have, and across how many Y ...").
+_CLAUSE = re.compile(r"[,;:?!]")
 _MEASURE_VALUE = re.compile(
     r"\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
@@ -520,6 +533,33 @@ def check_answerable(
         asked = content_terms(part, weights) - subject - title_terms
         return bool(new) and bool(terms & (near | asked | weights.terms(modifiers) - subject))
 
+    def counted_in_context(part: str, thing: str) -> bool:
+        """Whether a sentence counts something ("five domains", "up to four steps") where it
+        states what the rest of `part` says (the counted thing may be put in other words: "how
+        many fields is it evaluated on" / "evaluation across five domains"): at least
+        COUNT_CONTEXT_TERMS of the part's other content words, and COUNT_CONTEXT of their
+        weight."""
+        clause = next(
+            (
+                c
+                for c in _CLAUSE.split(part)
+                if re.search(rf"how many\s+{re.escape(thing)}", c, re.I)
+            ),
+            part,
+        )
+        rest = content_terms(_HOW_MANY.sub(" ", clause), weights) - subject
+        rest -= phrase_terms(thing, weights)
+        if len(rest) < COUNT_CONTEXT_TERMS:
+            return False
+        for sentence in sentences():
+            if not _COUNT.search(sentence):
+                continue
+            found = weights.terms(f"{sentence} {expand(sentence, short)}")
+            share = _stated_share(rest, found, weights) or 0.0
+            if len(rest & found) >= COUNT_CONTEXT_TERMS and share >= COUNT_CONTEXT:
+                return True
+        return False
+
     def unstated(part: str) -> tuple[str, float] | None:
         """Why `part` of the question asks for a detail the papers do not state (None when it
         asks for none, or for one they state)."""
@@ -532,7 +572,10 @@ def check_answerable(
         # "How does X decide which inputs ...": the part asks how, and the clause after "which"
         # describes what X does; it asks for no phrase of its own.
         phrases = [] if _ASKS_HOW.match(part) else asked_phrases(part, subject_names)
+        counted_here = counted_things(part, subject_names)
         for phrase in phrases:
+            if phrase in counted_here and counted_in_context(part, phrase):
+                continue  # "how many fields ... evaluated": "evaluated on five domains"
             if phrase.lower().split()[-1] in named or phrase.lower() in named:
                 # A sentence names one: "which city" is answered by "Lyon", and "which OCR
                 # datasets" by a name written next to its experiments (a name does not say
@@ -549,6 +592,8 @@ def check_answerable(
         counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
         for thing, value, asking in counted:
             wanted = phrase_terms(thing, weights) - subject
+            if asking == "how many" and counted_in_context(part, thing):
+                continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
                 and stated(thing, wanted, weights.terms(f"{x} {expand(x, short)}"), x)
