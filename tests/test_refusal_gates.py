@@ -356,3 +356,30 @@ def test_a_named_paper_is_never_too_far_from_the_question(answerer) -> None:  # 
     assert named.refusal_reason != "no paper is close enough to the question"
     unnamed = answerer.answer("How do I bake a sourdough loaf at home?")
     assert unnamed.refused and unnamed.refusal_reason == "no paper is close enough to the question"
+
+
+def test_a_generic_kind_asked_of_a_named_paper_is_answered_by_the_name_it_uses() -> None:
+    question = "Which pairwise-choice model of user clicks is assumed in FooNet?"
+    assert named_kinds(question) == []
+    assert named_kinds(question, named_paper=True) == [("pairwise-choice", "model")]
+    # The paper names the model in its own words: the asker's modifiers need not be written.
+    named = _verdict(question, "FooNet adopts the Plackett-Luce (PL) model of rankings.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(question, "FooNet assumes a simple model of rankings.")
+    assert not unnamed.answerable and "name the model" in unnamed.reason
+    measure = "What overlap measure does FooNet use to compare the two graphs?"
+    assert named_kinds(measure, named_paper=True) == [("overlap", "measure")]
+
+
+def test_how_many_is_answered_by_a_count_where_the_rest_of_its_clause_is_stated() -> None:
+    question = "How many hops must FooNet follow to resolve a queried key, and how fast is it?"
+    counted = _verdict(
+        question,
+        "Each query requires following chains up to four steps deep to resolve the queried key.",
+    )
+    assert counted.answerable, counted.reason
+    # A count elsewhere, or the clause's words without a count, does not answer it.
+    elsewhere = _verdict(
+        question, "FooNet resolves a queried key by following chains. It has 4 heads."
+    )
+    assert not elsewhere.answerable and "hops" in elsewhere.reason

@@ -303,6 +303,13 @@ _KIND_ASKED = re.compile(
     re.IGNORECASE,
 )
 _KIND_DOING = re.compile(_KIND + r"(?=\s+[a-z]+s\s+(?:the|a|an|its|their)\b)", re.IGNORECASE)
+# With a named paper, a generic kind asked for by name ("which pairwise model of responses is
+# assumed in X", "what dependence measure does X use"): the paper names the one it uses.
+_GENERIC_KIND = re.compile(
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3}?)(models?|algorithms?|measures?|metrics?)"
+    r"(?=(?:\s+of(?:\s+[\w-]+){1,3})?\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|serves?)\b))",
+    re.IGNORECASE,
+)
 
 
 DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
@@ -324,6 +331,7 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
     matches = list(_KIND_ASKED.finditer(question))
     if named_paper:
         matches += list(_KIND_DOING.finditer(question))
+        matches += list(_GENERIC_KIND.finditer(question))
     for match in matches:
         between = match.group(1).lower().split()
         if not any(w in _PHRASE_END or w in _DETERMINERS or w in ASKING_WORDS for w in between):
