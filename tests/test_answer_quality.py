@@ -418,6 +418,15 @@ def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, on
             ["X and Y both cache keys", "How do they differ"],
         ),
         ("Which datasets and metrics does X use?", ["Which datasets and metrics does X use"]),
+        (
+            "How fast is X, and on which chip was that measured?",
+            ["How fast is X", "on which chip was that measured"],
+        ),
+        # After a comma alone, "in which" opens a relative clause of the same question.
+        (
+            "What does X learn, in which setting it fails?",
+            ["What does X learn, in which setting it fails"],
+        ),
     ],
 )
 def test_question_parts(question: str, parts: list[str]) -> None:

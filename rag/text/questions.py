@@ -35,10 +35,14 @@ def without_venues(text: str) -> str:
     return " ".join(_VENUE.sub(" ", text).split())
 
 
-# A question's parts: sentences, and clauses joined by "and" or "," before a new question word.
+# A question's parts: sentences, and clauses joined by "and" or "," before a new question word
+# ("..., and how much ...", "... and across how many ..." : after "and", a preposition may come
+# first; after a comma alone, "in which" starts a relative clause).
 _PART_BREAK = re.compile(
     r"[?;]|\.\s+(?=(?-i:[A-Z]))|"
-    r",?\s+and\s+(?=(?:how|what|which|why|where|when|who|whose|does|do|is|are|can)\b)|"
+    r",?\s+and\s+(?=(?:(?:across|on|in|at|over|for|by|with|from|to|under|among|between|"
+    r"through|after|before|during|against)\s+)?"
+    r"(?:how|what|which|why|where|when|who|whose|does|do|is|are|can)\b)|"
     r",\s+(?=(?:how|what|which|why|where|when|who|whose)\b)",
     re.IGNORECASE,
 )
