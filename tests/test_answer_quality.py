@@ -368,6 +368,8 @@ def test_asking_how_two_named_methods_differ_gets_the_compare_table(answerer) ->
     # Neither abstract names a dataset or benchmark: that column says so instead of guessing.
     assert all(" not stated |" in row for row in rows)
     assert wants_comparison("Compare X with Y") and not wants_comparison("How much faster is X?")
+    # A compound that contains a comparison word names a thing; it asks for no comparison.
+    assert not wants_comparison("Which pairwise-comparison model of clicks does FooNet assume?")
 
 
 def test_one_name_and_a_comparison_word_stays_an_answer(answerer) -> None:  # type: ignore[no-untyped-def]
@@ -515,6 +517,11 @@ def test_a_follow_up_without_kept_papers_finds_the_earlier_turns_paper(answerer)
     assert answerer.previous_papers(titled) == [CAKE_ID]
     assert answerer.previous_papers([("What is Cake?", "A KV cache loader.")]) == [CAKE_ID]
     assert answerer.previous_papers([("What is attention?", "A layer.")]) == []
+    # The part of a title before its colon, when long enough, names the paper too: a detail
+    # its abstract does not give is refused for that paper.
+    head = answerer.answer("Which optimizer does 'When Diffusion Models Memorize' use?")
+    assert head.refused
+    assert "abstract of When Diffusion Models Memorize" in (head.refusal_reason or "")
     answer = answerer.answer("How much does it cut time to first token?", history=titled)
     assert not answer.refused and answer.cited_paper_ids == [CAKE_ID] and "2.6" in answer.answer
 

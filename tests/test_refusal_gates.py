@@ -15,6 +15,7 @@ from rag.answer.refusal import (
     asks_amount,
     check_answerable,
     coverage,
+    instance_names,
     measured_things,
     named_kinds,
     phrase_terms,
@@ -383,3 +384,28 @@ def test_how_many_is_answered_by_a_count_where_the_rest_of_its_clause_is_stated(
         question, "FooNet resolves a queried key by following chains. It has 4 heads."
     )
     assert not elsewhere.answerable and "hops" in elsewhere.reason
+
+
+def test_hardware_asked_in_other_words_is_answered_by_the_named_device() -> None:
+    question = "On which graphics card was FooNet trained?"
+    assert named_kinds(question) == [("", "graphics card")]
+    named = _verdict(question, "FooNet trains in an hour on a single NVIDIA H100 GPU.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(question, "FooNet trains in an hour on a single GPU.")
+    assert not unnamed.answerable and "name the graphics card" in unnamed.reason
+
+
+def test_a_kind_followed_by_a_phrase_is_still_the_asked_kind() -> None:
+    question = "Which corpus in the main example is FooNet tuned on, and by how much does it gain?"
+    assert named_kinds(question) == [("", "corpus")]
+    named = _verdict(
+        question, "In our main experiment, FooNet is tuned on OpenWebMath and gains 3%."
+    )
+    assert named.answerable, named.reason
+
+
+def test_capitalised_concept_words_are_not_names_but_a_product_name_is() -> None:
+    concept = "We rely on Stochastic Gradient Descent for training."
+    assert instance_names(concept, "which datasets") == []
+    product = "Training runs on the NVIDIA Titan Xp."
+    assert instance_names(product, "which GPU") == ["NVIDIA"]

@@ -601,20 +601,24 @@ class Answerer:
         for paper_id, title in self._long_titles():
             start = lowered.find(title)
             if start >= 0:
-                found[paper_id] = text[start : start + len(title)]
+                found.setdefault(paper_id, text[start : start + len(title)])
         for title in sorted(set(found.values()), key=len, reverse=True):
             text = text.replace(title, " ")
         return found, text
 
     def _long_titles(self) -> tuple[tuple[str, str], ...]:
         """(paper id, lowercased title without its final period) of every title of at least
-        MIN_QUOTED_TITLE_WORDS words (kept for the current index)."""
+        MIN_QUOTED_TITLE_WORDS words, then of every title's part before its colon that long
+        (users quote "The Hidden X of Y" for "The Hidden X of Y: A Study of Z"); kept for the
+        current index."""
         papers = self.searcher.lexical.table.papers
         if self._titles_of[0] is not papers:
+            whole = [(pid, meta["title"].lower().rstrip(".")) for pid, meta in papers.items()]
+            heads = [(pid, title.partition(":")[0].strip()) for pid, title in whole if ":" in title]
             titles = tuple(
-                (pid, meta["title"].lower().rstrip("."))
-                for pid, meta in papers.items()
-                if len(meta["title"].split()) >= MIN_QUOTED_TITLE_WORDS
+                (pid, title)
+                for pid, title in whole + heads
+                if len(title.split()) >= MIN_QUOTED_TITLE_WORDS
             )
             self._titles_of = (papers, titles)
         return self._titles_of[1]

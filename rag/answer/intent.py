@@ -54,8 +54,8 @@ def wants_identity(question: str) -> bool:
 # distinguishes X from Y?", "the difference between X and Y", "How do X and Y compare?".
 _COMPARISON = re.compile(
     r"^\s*(?:please\s+)?(?:compare|contrast)\b|\bhow\s+(?:do|does|did)\b[^?]*\bcompare\b|"
-    r"\b(?:comparison|contrast|differ|differs|difference|differences|distinguish|distinguishes|"
-    r"versus|vs\.?)(?!\w)",
+    r"(?<![\w-])(?:comparison|contrast|differ|differs|difference|differences|distinguish|"
+    r"distinguishes|versus|vs\.?)(?!\w)",
     re.IGNORECASE,
 )
 

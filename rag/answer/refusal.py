@@ -126,7 +126,13 @@ _DIGIT = re.compile(
     r"billions?|half|double|twice|triple|\w+fold|seconds?|minutes?|hours?|orders? of magnitude)\b",
     re.IGNORECASE,
 )
-_TITLE_CASE_RUN = re.compile(r"(?:\b[A-Z][\w-]*\s+){2,}[A-Z][\w-]*")
+# A term written in capitalised words ("Optical Character Recognition", "Stochastic Gradient
+# Descent"): its words are not names. A run with an all-capitals, mixed-case or numbered word is
+# a product's name ("NVIDIA Titan Xp").
+_CAPITALISED_WORD = r"[A-Z][a-z]*(?:-[A-Za-z][a-z]*)*"
+_TITLE_CASE_RUN = re.compile(
+    rf"(?<![\w-])(?:{_CAPITALISED_WORD}\s+){{2,}}{_CAPITALISED_WORD}(?![\w-])"
+)
 # An adjective made from a name ("Hessian", "Euclidean") describes, it does not name.
 _NAME_ADJECTIVE = re.compile(r"[A-Z][a-z]+(?:ian|ean)")
 # A count: a number, in digits or words, before a word ("57 tasks", "five domains", "up to four
@@ -286,8 +292,9 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
 NAMED_KINDS = frozenset(
     """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
     simulators library libraries backbone backbones baseline baselines environment
-    environments country countries city cities language languages""".split()
-)  # and "language model(s)"
+    environments country countries city cities language languages accelerator accelerators
+    chip chips hardware""".split()
+)  # and "language model(s)", "graphics card(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
 # benchmark tests ...") asks which paper, answered by the paper itself, unless the question
@@ -295,11 +302,16 @@ NAMED_KINDS = frozenset(
 _KIND = (
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     + "|".join(sorted(NAMED_KINDS))
-    + r"|(?:language|base|pretrained|pre-trained|foundation) models?)"
+    + r"|(?:language|base|pretrained|pre-trained|foundation) models?|graphics cards?)"
 )
+# What may follow the asked kind before its verb: a prepositional phrase ("which corpus in the
+# main example, and ...").
+_KIND_TAIL = r"(?:\s+(?:of|in|on|for|from|at|with)(?:\s+[\w-]+){1,3})?"
 _KIND_ASKED = re.compile(
     _KIND
-    + r"(?=\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
+    + r"(?="
+    + _KIND_TAIL
+    + r"\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
     re.IGNORECASE,
 )
 _KIND_DOING = re.compile(_KIND + r"(?=\s+[a-z]+s\s+(?:the|a|an|its|their)\b)", re.IGNORECASE)
@@ -307,20 +319,30 @@ _KIND_DOING = re.compile(_KIND + r"(?=\s+[a-z]+s\s+(?:the|a|an|its|their)\b)", r
 # assumed in X", "what dependence measure does X use"): the paper names the one it uses.
 _GENERIC_KIND = re.compile(
     r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3}?)(models?|algorithms?|measures?|metrics?)"
-    r"(?=(?:\s+of(?:\s+[\w-]+){1,3})?\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|serves?)\b))",
+    r"(?=" + _KIND_TAIL + r"\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|serves?)\b))",
     re.IGNORECASE,
 )
 
 
 DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
+# What runs the experiments goes by many words: a paper names "an A100 GPU" for "which chip".
+HARDWARE_KINDS = frozenset(
+    """gpu gpus graphics card cards accelerator accelerators chip chips hardware device
+    devices""".split()
+)
 EXPERIMENT_WORDS = frozenset(
     "experiment experiments experimental evaluate evaluated evaluation test tested".split()
 )
 
 
 def kind_words(kind: str) -> set[str]:
-    """The words a paper may use for a kind: a dataset's are those of benchmarks and corpora."""
-    return set(DATA_KINDS) if kind.lower() in DATA_KINDS else {kind}
+    """The words a paper may use for a kind: a dataset's are those of benchmarks and corpora,
+    a GPU's those of any hardware."""
+    if kind.lower() in DATA_KINDS:
+        return set(DATA_KINDS)
+    if set(kind.lower().split()) & HARDWARE_KINDS:
+        return set(HARDWARE_KINDS)
+    return {kind}
 
 
 def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str]]:
@@ -512,7 +534,9 @@ def check_answerable(
         titles' terms (the papers' topic)."""
         introduced = {method_name(t) for t in (abstracts or {}).values()} - {""}
         words = " ".join([*(p.title for p in passages), *short.values()]).lower()
-        return introduced, words, weights.terms(" ".join(p.title for p in passages))
+        # The topic is the named paper's when there is one, not every retrieved paper's.
+        topical = [p for p in passages if p.paper_id in subject_papers] if subject_text else []
+        return introduced, words, weights.terms(" ".join(p.title for p in topical or passages))
 
     @cache
     def own_sentences() -> list[str]:
@@ -533,6 +557,8 @@ def check_answerable(
         new = instance_names(
             sentence, " ".join([part, *subject_names]), short, own_words, introduced
         )
+        # The kind's own word is no instance of it ("a single GPU" for "which graphics card").
+        new = [n for n in new if n.lower().rstrip("s") not in kind_words(kind)]
         # Where a paper names one: next to a word for the kind or for the experiments run on
         # it, to a modifier of the asked kind, or to another word of the question that is not
         # the papers' topic (their titles' words).
