@@ -409,3 +409,25 @@ def test_capitalised_concept_words_are_not_names_but_a_product_name_is() -> None
     assert instance_names(concept, "which datasets") == []
     product = "Training runs on the NVIDIA Titan Xp."
     assert instance_names(product, "which GPU") == ["NVIDIA"]
+
+
+def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:
+    assert query_names("Where is FOO (Fast Object Optimizer) tested?") == ["FOO"]
+    assert query_names("How does Fast Object Optimizer (FOO) work?") == ["FOO"]
+    # A parenthesis that does not spell the short form is no gloss.
+    assert query_names("How does FooNet (built on Mamba Blocks) work?") == [
+        "FooNet",
+        "Mamba",
+        "Blocks",
+    ]
+
+
+def test_a_routine_names_the_kind_of_answer_and_chatbots_are_language_models() -> None:
+    question = "Which classic sorting routine does FooNet speed up?"
+    assert asked_phrases(question, ["FooNet"]) == ["sorting"]
+    chat = "Which bigger chatbots does FooNet match?"
+    assert named_kinds(chat) == [("bigger", "chatbots")]
+    named = _verdict(chat, "FooNet matches larger language models such as GPT-4 and Gemini Pro.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(chat, "FooNet matches much larger language models.")
+    assert not unnamed.answerable and "name the chatbots" in unnamed.reason

@@ -70,7 +70,8 @@ ANSWER_KINDS = frozenset(
     motivation insight insights finding findings goal goals challenge challenges problem
     problems criterion criteria measure measures category categories class classes family
     families variant variants form forms scheme schemes suite suites quantity quantities piece
-    pieces fix fixes solution solutions remedy remedies margin margins""".split()
+    pieces fix fixes solution solutions remedy remedies margin margins routine routines
+    procedure procedures""".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
@@ -293,7 +294,7 @@ NAMED_KINDS = frozenset(
     """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
     simulators library libraries backbone backbones baseline baselines environment
     environments country countries city cities language languages accelerator accelerators
-    chip chips hardware""".split()
+    chip chips hardware chatbot chatbots""".split()
 )  # and "language model(s)", "graphics card(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
@@ -325,6 +326,8 @@ _GENERIC_KIND = re.compile(
 
 
 DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
+# A chatbot is a large language model: a paper names "GPT-4" among "larger language models".
+CHAT_KINDS = frozenset("llm llms chatbot chatbots language languages model models".split())
 # What runs the experiments goes by many words: a paper names "an A100 GPU" for "which chip".
 HARDWARE_KINDS = frozenset(
     """gpu gpus graphics card cards accelerator accelerators chip chips hardware device
@@ -342,6 +345,8 @@ def kind_words(kind: str) -> set[str]:
         return set(DATA_KINDS)
     if set(kind.lower().split()) & HARDWARE_KINDS:
         return set(HARDWARE_KINDS)
+    if kind.lower().startswith("chatbot"):
+        return set(CHAT_KINDS)
     return {kind}
 
 

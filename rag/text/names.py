@@ -93,12 +93,50 @@ _QUOTED = re.compile(r"(?<!\w)['\"“‘](.+?)['\"”’](?!\w)")
 _CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
 
 
+# A short form glossed by its long form ("STAR (Skill Training with Augmented Rotation)") or the
+# other way round ("Skill Training with Augmented Rotation (STAR)").
+_GLOSS_AFTER = re.compile(r"\b([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*)\s*\(([^()]+)\)")
+_GLOSS_BEFORE = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,8}?)\(([A-Z][A-Za-z0-9-]*[A-Z][\w-]*)\)")
+
+
+def _glosses(text: str) -> list[tuple[int, int]]:
+    """The spans of long forms that spell out a short form next to them (their capitalised
+    words are the short form's letters, not names)."""
+    spans = []
+    for match in _GLOSS_AFTER.finditer(text):
+        capitals = [c.lower() for c in match.group(1) if c.isupper()]
+        initials = "".join(w[0].lower() for w in re.findall(r"[A-Za-z][\w]*", match.group(2)))
+        if _spells(capitals, initials):
+            spans.append(match.span(2))
+    for match in _GLOSS_BEFORE.finditer(text):
+        capitals = [c.lower() for c in match.group(2) if c.isupper()]
+        words = re.findall(r"[A-Za-z][\w]*", match.group(1))
+        for n in range(len(words), 0, -1):  # the shortest run of words ending before "("
+            initials = "".join(w[0].lower() for w in words[-n:])
+            if initials and initials[0] == capitals[0] and _spells(capitals, initials):
+                spans.append(match.span(1))
+                break
+    return spans
+
+
+def _spells(capitals: list[str], initials: str) -> bool:
+    """Whether the short form's capitals occur in order among the long form's initials."""
+    position = 0
+    for letter in capitals:
+        position = initials.find(letter, position) + 1
+        if position == 0:
+            return False
+    return True
+
+
 def query_names(query: str) -> list[str]:
     """Identifier-like words in the query (candidates for exact-name matching), not counting a
-    venue with its year ("ICML 2025" names the collection, not a paper) nor the capitalised
-    words of a quoted title ('A Guide to Scaling Law Estimation': Law is a title's word)."""
+    venue with its year ("ICML 2025" names the collection, not a paper), the capitalised words
+    of a quoted title ('A Guide to Scaling Law Estimation': Law is a title's word) nor those of a
+    long form that spells out a short form next to it ("STAR (Skill Training with ...)")."""
     text = without_venues(query)
     quoted = [m.span(1) for m in _QUOTED.finditer(text) if len(m.group(1).split()) >= TITLE_WORDS]
+    quoted += _glosses(text)
     names = (
         m.group(0)
         for m in _NAME.finditer(text)
