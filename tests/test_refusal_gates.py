@@ -431,3 +431,16 @@ def test_a_routine_names_the_kind_of_answer_and_chatbots_are_language_models() -
     assert named.answerable, named.reason
     unnamed = _verdict(chat, "FooNet matches much larger language models.")
     assert not unnamed.answerable and "name the chatbots" in unnamed.reason
+
+
+def test_a_kind_named_with_a_second_noun_is_the_same_kind() -> None:
+    question = "Which benchmark suite is FooNet tested on?"
+    assert named_kinds(question) == [("", "benchmark")]
+    vague = _verdict(question, "FooNet is tested on a standard benchmark suite and wins.")
+    assert not vague.answerable and "name the benchmark" in vague.reason
+    named = _verdict(question, "FooNet is tested on the DMControl benchmark suite and wins.")
+    assert named.answerable, named.reason
+    assert named_kinds("Which GPU model trains FooNet?") == []  # a kind with its own verb
+    assert named_kinds("What network architecture does FooNet use?", named_paper=True) == [
+        ("network", "architecture")
+    ]

@@ -300,17 +300,22 @@ NAMED_KINDS = frozenset(
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
 # benchmark tests ...") asks which paper, answered by the paper itself, unless the question
 # names the paper ("which LLM drives the agents of X": an instance used by X).
-_KIND = (
+_KIND = (  # two-word kinds first: "language model" is one kind, not "language" and a noun
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
+    r"(?:language|base|pretrained|pre-trained|foundation) models?|graphics cards?|"
     + "|".join(sorted(NAMED_KINDS))
-    + r"|(?:language|base|pretrained|pre-trained|foundation) models?|graphics cards?)"
+    + r")"
 )
 # What may follow the asked kind before its verb: a prepositional phrase ("which corpus in the
 # main example, and ...").
 _KIND_TAIL = r"(?:\s+(?:of|in|on|for|from|at|with)(?:\s+[\w-]+){1,3})?"
+# A noun that may follow the kind and name the same thing ("which benchmark suite", "which GPU
+# model").
+_KIND_HEAD = r"(?:\s+(?:suites?|models?|famil(?:y|ies)|collections?|sets?|versions?|variants?))?"
 _KIND_ASKED = re.compile(
     _KIND
     + r"(?="
+    + _KIND_HEAD
     + _KIND_TAIL
     + r"\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
     re.IGNORECASE,
@@ -319,7 +324,8 @@ _KIND_DOING = re.compile(_KIND + r"(?=\s+[a-z]+s\s+(?:the|a|an|its|their)\b)", r
 # With a named paper, a generic kind asked for by name ("which pairwise model of responses is
 # assumed in X", "what dependence measure does X use"): the paper names the one it uses.
 _GENERIC_KIND = re.compile(
-    r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3}?)(models?|algorithms?|measures?|metrics?)"
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){1,4}?)(models?|algorithms?|measures?|metrics?|"
+    r"architectures?)"
     r"(?=" + _KIND_TAIL + r"\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|serves?)\b))",
     re.IGNORECASE,
 )
