@@ -453,6 +453,18 @@ def test_each_part_gets_a_sentence_and_another_paper_only_when_it_adds_enough() 
     assert not any(text.startswith("Pruning attention heads") for text in chosen)  # adds nothing
 
 
+def test_a_question_about_one_paper_cites_another_only_when_it_adds_much_more() -> None:
+    ranked = [
+        (Sentence("FooNet prunes attention heads.", 0, 1, 9.0), 1),
+        (Sentence("A fixed memory budget bounds latency.", 0, 1, 8.0), 2),
+    ]
+    one = "Which attention heads does FooNet prune, and what memory budget bounds latency?"
+    assert [n for _, n in cover_question(one, ranked, _weights())] == [1]
+    # A question about several papers ("each", "both") takes the other paper's sentence.
+    several = "Which attention heads does each prune, and what memory budget bounds latency?"
+    assert [n for _, n in cover_question(several, ranked, _weights())] == [1, 2]
+
+
 def test_two_named_papers_are_each_quoted_and_links_never_are() -> None:
     from rag.answer.context import ContextPassage
 
