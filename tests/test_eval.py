@@ -497,7 +497,7 @@ TEST_SPLIT = Path(__file__).resolve().parents[1] / "bench" / "qa" / "test.jsonl"
 TEST_GATE = {
     "refusal_absent_name": 0.90,
     "refusal_not_stated": 0.70,
-    "citation_precision": 0.85,
+    "citation_precision": 0.87,
     "citation_recall": 0.82,
     "facts": 0.74,
     "list_recall": 0.82,

@@ -444,3 +444,11 @@ def test_a_kind_named_with_a_second_noun_is_the_same_kind() -> None:
     assert named_kinds("What network architecture does FooNet use?", named_paper=True) == [
         ("network", "architecture")
     ]
+
+
+def test_a_field_acronym_the_abstract_spells_out_is_mentioned() -> None:
+    question = "Which RL algorithm does FooNet build on?"
+    spelled = _verdict(question, "FooNet builds on the PPO algorithm of reinforcement learning.")
+    assert spelled.answerable, spelled.reason
+    absent = _verdict(question, "FooNet builds on the PPO algorithm of supervised learning.")
+    assert not absent.answerable and "never mention RL" in absent.reason
