@@ -535,3 +535,16 @@ def test_quality_gate_on_the_held_out_split(full_home: Path, onnx_cache: Path) -
     low = {k: (v, TEST_GATE[k]) for k, v in measured.items() if v is None or v < TEST_GATE[k]}
     assert not low, f"quality regression (value, threshold): {low}; full summary: {summary}"
     assert summary["refusal"]["false"] <= TEST_GATE_MAX_FALSE_REFUSALS, summary["refusal"]
+
+
+def test_every_question_set_loads_and_no_tune_split_shares_a_gold_paper_with_test() -> None:
+    sets = sorted((TEST_SPLIT.parent).glob("*.jsonl"))
+    assert {p.name for p in sets} >= {"test.jsonl", "tune.jsonl", "tune6.jsonl", "tune7.jsonl"}
+    loaded = {p.name: load_qa(p) for p in sets}
+    for name, items in loaded.items():
+        assert items, name
+        assert len({i.qid for i in items}) == len(items), name  # qids unique per file
+    test_gold = {g for item in loaded["test.jsonl"] for g in item.gold}
+    for name, items in loaded.items():
+        if name != "test.jsonl":
+            assert not test_gold & {g for item in items for g in item.gold}, name
