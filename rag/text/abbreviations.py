@@ -33,13 +33,16 @@ def defined_abbreviations(text: str, *, any_case: bool = False) -> dict[str, str
         # and holds all of them in order ("sparse autoencoders (SAEs)": s, a, e).
         for n in range(min(len(capitals), len(parts)), 0, -1):
             words = parts[-n:]
-            if words[0][0].lower() == capitals[0] and _in_order(capitals, " ".join(words).lower()):
+            if words[0][0].lower() == capitals[0] and letters_in_order(
+                capitals, " ".join(words).lower()
+            ):
                 found.setdefault(short, " ".join(words))
                 break
     return found
 
 
-def _in_order(letters: list[str], text: str) -> bool:
+def letters_in_order(letters: list[str], text: str) -> bool:
+    """Whether `letters` occur in `text` in this order (a short form's capitals in a long form)."""
     position = 0
     for letter in letters:
         position = text.find(letter, position) + 1

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from rag.text.abbreviations import letters_in_order
 from rag.text.questions import without_venues
 
 _COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
@@ -106,27 +107,17 @@ def _glosses(text: str) -> list[tuple[int, int]]:
     for match in _GLOSS_AFTER.finditer(text):
         capitals = [c.lower() for c in match.group(1) if c.isupper()]
         initials = "".join(w[0].lower() for w in re.findall(r"[A-Za-z][\w]*", match.group(2)))
-        if _spells(capitals, initials):
+        if letters_in_order(capitals, initials):
             spans.append(match.span(2))
     for match in _GLOSS_BEFORE.finditer(text):
         capitals = [c.lower() for c in match.group(2) if c.isupper()]
         words = re.findall(r"[A-Za-z][\w]*", match.group(1))
         for n in range(len(words), 0, -1):  # the shortest run of words ending before "("
             initials = "".join(w[0].lower() for w in words[-n:])
-            if initials and initials[0] == capitals[0] and _spells(capitals, initials):
+            if initials and initials[0] == capitals[0] and letters_in_order(capitals, initials):
                 spans.append(match.span(1))
                 break
     return spans
-
-
-def _spells(capitals: list[str], initials: str) -> bool:
-    """Whether the short form's capitals occur in order among the long form's initials."""
-    position = 0
-    for letter in capitals:
-        position = initials.find(letter, position) + 1
-        if position == 0:
-            return False
-    return True
 
 
 def query_names(query: str) -> list[str]:
