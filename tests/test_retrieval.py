@@ -8,6 +8,7 @@ import pytest
 
 from rag.errors import PaperTalkError
 from rag.retrieve.hybrid import SearchFilters, open_searcher
+from rag.text.names import short_names
 
 from .conftest import BUNDLED, CAKE_ID, DEV_QA
 
@@ -123,3 +124,15 @@ def test_papers_are_recognised_by_their_short_names(searcher) -> None:  # type: 
     found = names.papers_named_in("How do d-fusion and DreamDPO differ? And LEVIS?")
     assert found[:2] == ["WVlEwFiDGH", "WIIfdh0GJu"] and "WFIMSlNS7C" in found
     assert names.papers_named_in("nothing named here at all") == []
+
+
+def test_a_paper_goes_by_its_titles_head_not_by_the_words_after_the_colon() -> None:
+    # The head before the colon is the name; an acronym after it is what the paper works on.
+    assert short_names("EasyFoo: Better DDIM Inversion") == ["EasyFoo"]
+    assert short_names("Better DDIM Inversion for FooNet") == ["DDIM", "FooNet"]
+    # Title case capitalises every compound; that makes no name ("Post-Training").
+    assert short_names("Diffusion Adversarial Post-Training for Video") == []
+    assert short_names("D-Fusion Improves PDE-Controller Training") == [
+        "D-Fusion",
+        "PDE-Controller",
+    ]

@@ -11,6 +11,8 @@ from rag.text.questions import without_venues
 
 _COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+# A hyphenated compound of capitalised words, as title case writes any compound.
+_TITLE_CASED = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
 # A title with more capital letters than this share is written in capitals throughout.
 ALL_CAPS_SHARE = 0.6
 
@@ -22,6 +24,9 @@ def short_names(title: str) -> list[str]:
     head, sep, _ = title.partition(":")
     if sep and 1 <= len(head.split()) <= 3:
         names.append(head.strip())
+        # The paper's name is its title's head; the acronyms after the colon are what it works
+        # on ("EasyInv: Better DDIM Inversion" is not named DDIM).
+        title = head
     letters = [c for c in title if c.isalpha()]
     if letters and sum(c.isupper() for c in letters) > ALL_CAPS_SHARE * len(letters):
         return names  # an all-capitals title: its words are not acronyms
@@ -29,6 +34,8 @@ def short_names(title: str) -> list[str]:
         if token.lower() in _COMMON or len(token) < 3:
             continue
         inner_caps = sum(1 for c in token[1:] if c.isupper())
+        if _TITLE_CASED.fullmatch(token):
+            continue  # "Post-Training" in a title: capitals of title case, not of a name
         if inner_caps >= 1 and token[0].isupper() and token not in names:
             names.append(token)
     return [n for n in names if n.isupper() or len(n) > 3 or n[0].isupper()]
