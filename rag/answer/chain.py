@@ -678,8 +678,9 @@ class Answerer:
             # A question that names papers is answered from those papers alone, when their
             # abstracts hold what it asks (it may also describe another paper). Names shared by
             # many papers (LLM, PDE) are topics, not papers.
-            names = self._subjects(step["query"])
-            named = set(self._subject_papers(step["query"]))
+            subjects = self._named_in(step["query"])
+            names = list(subjects)
+            named = {p for papers in subjects.values() for p in papers}
             if named:
                 own = [h for h in hits if h.paper_id in named]
                 text = " ".join(" ".join(self.abstract_sentences(h.paper_id)) for h in own)
@@ -719,7 +720,9 @@ class Answerer:
             return None  # decided paper by paper (by name, or by rag/answer/relevance.py)
         if not hits or not passages:
             return "nothing was retrieved"
-        subject_papers = self._subject_papers(query) if mode == "ask" else []
+        named = self._named_in(query) if mode == "ask" else {}
+        subject = list(named)
+        subject_papers = list(dict.fromkeys(p for papers in named.values() for p in papers))
         if (
             max(h.dense_similarity for h in hits) < self._settings.min_similarity
             and not subject_papers  # a paper the question names is there, however it is asked
@@ -727,7 +730,6 @@ class Answerer:
             return "no paper is close enough to the question"
         if mode != "ask":
             return None
-        subject = self._subjects(query)
         known = [*(p.paper_id for p in passages), *subject_papers]
         if not set(known) <= set(subject_papers):
             # Every retrieved paper's abstract, not only those the context has room for: the

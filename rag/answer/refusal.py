@@ -618,10 +618,11 @@ def check_answerable(
         # "How does X decide which inputs ...": the part asks how, and the clause after "which"
         # describes what X does; it asks for no phrase of its own.
         phrases = [] if _ASKS_HOW.match(part) else asked_phrases(part, subject_names)
-        counted_here = counted_things(part, subject_names)
+        # "How many fields ... evaluated": "evaluated on five domains" (checked once per thing).
+        in_context = {t for t in counted_things(part, subject_names) if counted_in_context(part, t)}
         for phrase in phrases:
-            if phrase in counted_here and counted_in_context(part, phrase):
-                continue  # "how many fields ... evaluated": "evaluated on five domains"
+            if phrase in in_context:
+                continue
             if phrase.lower().split()[-1] in named or phrase.lower() in named:
                 # A sentence names one: "which city" is answered by "Lyon", and "which OCR
                 # datasets" by a name written next to its experiments (a name does not say
@@ -638,7 +639,7 @@ def check_answerable(
         counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
         for thing, value, asking in counted:
             wanted = phrase_terms(thing, weights) - subject
-            if asking == "how many" and counted_in_context(part, thing):
+            if asking == "how many" and thing in in_context:
                 continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
