@@ -386,15 +386,6 @@ def test_how_many_is_answered_by_a_count_where_the_rest_of_its_clause_is_stated(
     assert not elsewhere.answerable and "hops" in elsewhere.reason
 
 
-def test_hardware_asked_in_other_words_is_answered_by_the_named_device() -> None:
-    question = "On which graphics card was FooNet trained?"
-    assert named_kinds(question) == [("", "graphics card")]
-    named = _verdict(question, "FooNet trains in an hour on a single NVIDIA H100 GPU.")
-    assert named.answerable, named.reason
-    unnamed = _verdict(question, "FooNet trains in an hour on a single GPU.")
-    assert not unnamed.answerable and "name the graphics card" in unnamed.reason
-
-
 def test_a_kind_followed_by_a_phrase_is_still_the_asked_kind() -> None:
     question = "Which corpus in the main example is FooNet tuned on, and by how much does it gain?"
     assert named_kinds(question) == [("", "corpus")]
@@ -422,33 +413,55 @@ def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:
     ]
 
 
-def test_a_routine_names_the_kind_of_answer_and_chatbots_are_language_models() -> None:
-    question = "Which classic sorting routine does FooNet speed up?"
-    assert asked_phrases(question, ["FooNet"]) == ["sorting"]
-    chat = "Which bigger chatbots does FooNet match?"
-    assert named_kinds(chat) == [("bigger", "chatbots")]
-    named = _verdict(chat, "FooNet matches larger language models such as GPT-4 and Gemini Pro.")
-    assert named.answerable, named.reason
-    unnamed = _verdict(chat, "FooNet matches much larger language models.")
-    assert not unnamed.answerable and "name the chatbots" in unnamed.reason
-
-
-def test_a_kind_named_with_a_second_noun_is_the_same_kind() -> None:
-    question = "Which benchmark suite is FooNet tested on?"
-    assert named_kinds(question) == [("", "benchmark")]
-    vague = _verdict(question, "FooNet is tested on a standard benchmark suite and wins.")
-    assert not vague.answerable and "name the benchmark" in vague.reason
-    named = _verdict(question, "FooNet is tested on the DMControl benchmark suite and wins.")
-    assert named.answerable, named.reason
-    assert named_kinds("Which GPU model trains FooNet?") == []  # a kind with its own verb
-    assert named_kinds("What network architecture does FooNet use?", named_paper=True) == [
-        ("network", "architecture")
-    ]
-
-
 def test_a_field_acronym_the_abstract_spells_out_is_mentioned() -> None:
     question = "Which RL algorithm does FooNet build on?"
     spelled = _verdict(question, "FooNet builds on the PPO algorithm of reinforcement learning.")
     assert spelled.answerable, spelled.reason
     absent = _verdict(question, "FooNet builds on the PPO algorithm of supervised learning.")
     assert not absent.answerable and "never mention RL" in absent.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "named", "vague"),
+    [
+        # Hardware asked in plain words is read in the paper's words (GPU, device).
+        (
+            "On which graphics card was FooNet trained?",
+            ("", "graphics card"),
+            "FooNet trains in an hour on a single NVIDIA H100 GPU.",
+            "FooNet trains in an hour on a single GPU.",
+        ),
+        # Chatbots are language models.
+        (
+            "Which bigger chatbots does FooNet match?",
+            ("bigger", "chatbots"),
+            "FooNet matches larger language models such as GPT-4 and Gemini Pro.",
+            "FooNet matches much larger language models.",
+        ),
+        # A second noun after the kind names the same kind.
+        (
+            "Which benchmark suite is FooNet tested on?",
+            ("", "benchmark"),
+            "FooNet is tested on the DMControl benchmark suite and wins.",
+            "FooNet is tested on a standard benchmark suite and wins.",
+        ),
+    ],
+)
+def test_a_named_kind_in_other_words_needs_a_name(
+    question: str, kind: tuple[str, str], named: str, vague: str
+) -> None:
+    assert named_kinds(question) == [kind]
+    answered = _verdict(question, named)
+    assert answered.answerable, answered.reason
+    refused = _verdict(question, vague)
+    assert not refused.answerable and f"name the {kind[1]}" in refused.reason
+
+
+def test_a_routine_names_the_kind_of_answer_and_generic_kinds_need_a_named_paper() -> None:
+    assert asked_phrases("Which classic sorting routine does FooNet speed up?", ["FooNet"]) == [
+        "sorting"
+    ]
+    assert named_kinds("Which GPU model trains FooNet?") == []  # a kind with its own verb
+    assert named_kinds("What network architecture does FooNet use?", named_paper=True) == [
+        ("network", "architecture")
+    ]
