@@ -703,6 +703,10 @@ def test_a_topic_is_anchored_by_its_name_not_by_its_explanation() -> None:
         topic_name("papers on flow networks (GFlowNets)") == "papers on flow networks (GFlowNets)"
     )
     assert topic_name("papers on settings where predictions shift data") == "papers on settings"
+    # After a comma, a preposition opens an adjunct ("robust FooNet training, against noise").
+    assert topic_name("papers on robust graph matching, against noisy edges") == (
+        "papers on robust graph matching"
+    )
     frequency = {"distil": 5, "condens": 2, "dataset": 300, "train": 900}
     weights = TermWeights(tokenize, frequency, 3000)
     df = lambda t: frequency.get(t, 0)  # noqa: E731

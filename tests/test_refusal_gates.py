@@ -176,6 +176,10 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("What fix does FooNet suggest for drift?", []),
         ("What usual assumption about noise does FooNet drop?", ["assumption"]),
         ("In which classic routing problems is FooNet tried?", ["routing"]),
+        # A field, domain or application is a kind of answer: named by what the paper applies
+        # itself to ("in psychometrics"), not by the word "field".
+        ("In what field is FooNet applied?", []),
+        ("Which application domain does FooNet target?", []),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:

@@ -71,7 +71,8 @@ ANSWER_KINDS = frozenset(
     problems criterion criteria measure measures category categories class classes family
     families variant variants form forms scheme schemes suite suites quantity quantities piece
     pieces fix fixes solution solutions remedy remedies margin margins routine routines
-    procedure procedures""".split()
+    procedure procedures field fields domain domains area areas application
+    applications""".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the

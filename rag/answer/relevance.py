@@ -111,10 +111,11 @@ def or_groups(topic: str, weights: TermWeights) -> list[set[str]]:
 
 
 # Where a topic's name ends and its explanation begins: "X, i.e. ...", "X such as ...", "X, where
-# ...", "X (a multi-word gloss)". A one-word parenthesis is the name's short form: "(GANs)".
+# ...", "X, against ..." (a comma and a preposition open an adjunct), "X (a multi-word gloss)".
+# A one-word parenthesis is the name's short form: "(GANs)".
 _EXPLANATION = re.compile(
     r"\s*,?\s*(?:\((?=[^()]*\s[^()]*\))|\b(?:i\.e\.|e\.g\.|such as|namely|that is|where|in which)"
-    r"(?!\w)|,\s*(?:the|a|an|which|who|whose)\b)",
+    r"(?!\w)|,\s*(?:the|a|an|which|who|whose|against|for|with|under|via|using|by|in|on)\b)",
     re.IGNORECASE,
 )
 
