@@ -180,6 +180,7 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         # itself to ("in psychometrics"), not by the word "field".
         ("In what field is FooNet applied?", []),
         ("Which application domain does FooNet target?", []),
+        ("What real-world applications does FooNet report?", []),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:

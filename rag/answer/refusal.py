@@ -253,7 +253,7 @@ def asked_phrases(
 # English adjective forms: derivational suffixes and hyphenated compounds ("rule-based").
 _ADJECTIVE = re.compile(
     r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible)|"
-    r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained)"
+    r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained|world)"
 )
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _PUNCTUATION = re.compile(r"[,;:?!()\[\]]|\.(?:\s|$)")
