@@ -787,3 +787,13 @@ def test_how_a_method_works_quotes_the_sentence_after_the_one_presenting_it() ->
     plain = "What does HeadCut prune?"
     chosen = [s.text for s, _ in cover_question(plain, ranked, _weights())]
     assert "It ranks heads by gradient norms and removes the lowest." not in chosen
+
+
+def test_a_theme_label_keeps_the_capitals_of_a_name() -> None:
+    from rag.answer.modes.summarize import theme_name
+
+    titles = ["Sparse MoE Routing for Devices", "MoE Routing on Edge Devices"]
+    hits = [PaperHit(str(i), t, [], "", "", 1.0) for i, t in enumerate(titles)]
+    weights = TermWeights(tokenize, {"rout": 5, "devic": 5}, 1000)
+    label = theme_name(hits, [f"{t}. We study routing." for t in titles], weights, {"rout"})
+    assert label == "MoE and devices"

@@ -165,10 +165,12 @@ def theme_name(
             for i, (word, stem) in enumerate(zip(words, stems, strict=True)):
                 if not stem or stem[0] in asked or word.lower() in _NOT_LABELS:
                     continue
-                keys.append(((stem[0],), word.lower()))
+                keys.append(((stem[0],), _label_case(word)))
                 nxt = stems[i + 1] if i + 1 < len(words) else []
                 if nxt and nxt[0] not in asked and words[i + 1].lower() not in _NOT_LABELS:
-                    keys.append(((stem[0], nxt[0]), f"{word} {words[i + 1]}".lower()))
+                    keys.append(
+                        ((stem[0], nxt[0]), f"{_label_case(word)} {_label_case(words[i + 1])}")
+                    )
             for key, shown in keys:
                 surface.setdefault(key, Counter())[shown] += 1
                 if source is hit.title:
@@ -192,11 +194,22 @@ def theme_name(
     singles = [k for k in telling if len(k) == 1]
     if pairs:
         best = max(pairs, key=lambda k: (score(k), k))
-        return surface[best].most_common(1)[0][0].capitalize()
+        return _first_upper(surface[best].most_common(1)[0][0])
     if not singles:
         return "Other approaches"
     ranked = sorted(singles, key=lambda k: (-score(k), k))[:2]
-    return " and ".join(surface[k].most_common(1)[0][0] for k in ranked).capitalize()
+    return _first_upper(" and ".join(surface[k].most_common(1)[0][0] for k in ranked))
+
+
+def _label_case(word: str) -> str:
+    """A word as a label shows it: lowercase, unless it is written with capitals inside (MoE,
+    LLMs, GFlowNet), which name something."""
+    return word if any(c.isupper() for c in word[1:]) else word.lower()
+
+
+def _first_upper(label: str) -> str:
+    """`label` with its first letter capitalised and the rest as written ("MoE and devices")."""
+    return label[:1].upper() + label[1:]
 
 
 # A discourse opener ties a sentence to the one before it in the abstract ("However, ...", "To
