@@ -22,7 +22,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
     if not decision.core:
-        yield inp.refuse("no paper of the collection uses the words of this topic")
+        yield inp.refuse(
+            "no word of this topic picks out papers of the collection "
+            "(no paper uses it, or too many do)"
+        )
         return
     if not relevant:
         yield inp.refuse(f"no paper is about this ({decision.rule()})")
