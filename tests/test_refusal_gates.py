@@ -470,3 +470,26 @@ def test_a_routine_names_the_kind_of_answer_and_generic_kinds_need_a_named_paper
     assert named_kinds("What network architecture does FooNet use?", named_paper=True) == [
         ("network", "architecture")
     ]
+
+
+def test_a_followup_is_gated_on_what_it_asks_not_on_the_earlier_turn() -> None:
+    # The standalone query carries the earlier "how much" question; the follow-up asks how.
+    hit = PaperHit("p1", "Fast retrieval with FooNet", [], "", "", 1.0)
+    abstract = "FooNet caches the keys of each query. It keeps the cache small by merging keys."
+    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
+
+    def verdict(asked: str) -> Any:
+        return check_answerable(
+            f"How much memory does FooNet save? {asked}",
+            [passage],
+            _weights(),
+            min_coverage=0.0,
+            subject_names=["FooNet"],
+            abstracts={"p1": abstract},
+            subject_papers=["p1"],
+            asked=asked,
+            followup=True,
+        )
+
+    assert verdict("How does it keep the cache small?").answerable
+    assert not verdict("And how much faster is it?").answerable

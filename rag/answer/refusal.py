@@ -665,7 +665,7 @@ def check_answerable(
     vague = followup or (asked is not None and len(content_terms(current, weights) - subject) <= 1)
     if covered < min_coverage and not vague:
         return Answerability(False, covered, "the papers hold too little of what is asked")
-    if asks_amount(question):
+    if asks_amount(current):
         # Any sentence of the retrieved papers' abstracts, not only those picked for the context.
         # A sentence that uses a short form its abstract defines states the long form too.
         candidates = [(x.text, short) for p in passages for x in p.sentences]
