@@ -489,6 +489,22 @@ def test_two_named_papers_are_each_quoted_and_links_never_are() -> None:
     assert "[1]" in text and "[2]" in text and "https://" not in text
 
 
+def test_a_papers_quoted_sentences_read_in_its_abstracts_order() -> None:
+    from rag.answer.context import ContextPassage
+
+    hit = PaperHit("p1", "FooNet", [], "", "", 1.0)
+    first = "We present FooNet, which learns a retrieval cache."
+    later = "FooNet saves 40% of memory."
+    # The later sentence scores higher; the answer still opens with the one that presents it.
+    sentences = [Sentence(first, 0, len(first), 3.0), Sentence(later, 80, 80 + len(later), 9.0)]
+    text = compose_extractive(
+        [ContextPassage(1, hit, sentences)],
+        "Which cache does FooNet learn, and how much memory does it save?",
+        _weights(),
+    )
+    assert text.index("We present FooNet") < text.index("saves 40%"), text
+
+
 def test_an_answer_covers_every_part_of_the_question(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer(
         "How much does Cake cut time to first token, and how does it decide what to load?"

@@ -149,6 +149,12 @@ def quotes_for(
             short=short,
             each_method=named_passages if compared else (),
         )
+        # A paper's sentences read in its abstract's order ("We present X ..." before what X
+        # achieves); the papers keep the order of their best sentences.
+        rank_of: dict[int, int] = {}
+        for i, (_, n) in enumerate(chosen):
+            rank_of.setdefault(n, i)
+        chosen = sorted(chosen, key=lambda item: (rank_of[item[1]], item[0].start))
         if chosen and wants_identity(question) and not named_passages:
             # "Which paper does X?" is answered by the paper's name, then what it says.
             n = chosen[0][1]
