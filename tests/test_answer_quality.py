@@ -410,6 +410,17 @@ def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, on
     assert all(re.search(r"\[\d+\]$", x.rstrip(".")) for x in lines)
 
 
+@pytest.mark.slow
+def test_a_name_with_its_size_names_its_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # Several abstracts write "xLSTM"; one paper is "xLSTM 7B". Its abstract gives no GPU count.
+    assert list(full._named_in("What does xLSTM 7B achieve?")) == ["xLSTM 7B"]
+    answer = full.answer("How many GPUs did xLSTM 7B use for training?")
+    assert answer.refused and "xLSTM 7B" in (answer.refusal_reason or ""), answer.refusal_reason
+
+
 # Extractive answers that cover the whole question ---------------------------------------------
 @pytest.mark.parametrize(
     ("question", "parts"),
