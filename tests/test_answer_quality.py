@@ -146,6 +146,20 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
     assert index.papers_named_in("Which models are trained using graphs?") == []
 
 
+def test_a_name_of_several_words_is_a_name_only_as_its_paper_writes_it() -> None:
+    papers = {
+        "a": {"title": "Covered Meadow: Generalization of Graph Networks"},
+        "b": {"title": "Graph Networks at Scale"},
+    }
+    index = NameIndex(papers, {})
+    assert index.written_names_in("What bound does Covered Meadow prove?") == {
+        "Covered Meadow": ["a"]
+    }
+    # In lowercase the same words are a topic; one word of the name is not the name.
+    assert index.written_names_in("papers on a covered meadow") == {}
+    assert index.written_names_in("Which Meadow is covered?") == {}
+
+
 def test_cells_are_distinct_quotes_and_a_quote_not_in_the_abstract_is_unsupported() -> None:
     sentences = ["Training is costly.", "We propose Foo, a method.", "Foo improves accuracy by 3%."]
     cells = classify(sentences)
@@ -549,6 +563,17 @@ def test_compare_quotes_each_paper_on_the_questions_own_point(answerer) -> None:
 def test_an_asked_word_the_abstract_states_in_other_words_counts(answerer) -> None:  # type: ignore[no-untyped-def]
     text = "We add a few additional learnable parameters; the code is released."
     assert answerer.near_words(["extra", "trainable", "license"], text) == {"extra", "trainable"}
+
+
+def test_a_follow_up_that_names_another_paper_is_about_that_paper(answerer) -> None:  # type: ignore[no-untyped-def]
+    # "its" refers to the paper the question names, not to the one discussed before.
+    history = [("How much does Cake cut time to first token?", "By 2.6x [1].")]
+    answer = answerer.answer(
+        "How does LightningDrag edit its images?", history=history, history_papers=[CAKE_ID]
+    )
+    assert not answer.refused and answer.cited_paper_ids == ["WFhQ9owxOH"], answer.answer
+    # A title's head of several words names its paper.
+    assert list(answerer._named_in("What does Layer by Layer find?")) == ["Layer by Layer"]
 
 
 def test_a_follow_up_without_kept_papers_finds_the_earlier_turns_paper(answerer) -> None:  # type: ignore[no-untyped-def]

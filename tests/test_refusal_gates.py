@@ -493,3 +493,24 @@ def test_a_followup_is_gated_on_what_it_asks_not_on_the_earlier_turn() -> None:
 
     assert verdict("How does it keep the cache small?").answerable
     assert not verdict("And how much faster is it?").answerable
+
+
+def test_an_amount_asked_of_a_named_paper_must_be_stated_by_that_paper() -> None:
+    own = PaperHit("p1", "FooNet", [], "", "", 1.0)
+    other = PaperHit("p2", "BarNet", [], "", "", 1.0)
+    mine = "FooNet makes decoding faster with a learned cache."
+    theirs = "BarNet makes decoding 3x faster with a cache."
+    passages = [
+        ContextPassage(1, own, [Sentence(mine, 0, len(mine), 1.0)]),
+        ContextPassage(2, other, [Sentence(theirs, 0, len(theirs), 1.0)]),
+    ]
+    verdict = check_answerable(
+        "How much faster is decoding with FooNet?",
+        passages,
+        _weights(),
+        min_coverage=0.0,
+        subject_names=["FooNet"],
+        abstracts={"p1": mine, "p2": theirs},
+        subject_papers=["p1"],
+    )
+    assert not verdict.answerable, verdict

@@ -104,8 +104,6 @@ MAX_CACHED_WORDS = 50_000  # word vectors kept between questions (~75 MB)
 MIN_QUOTED_TITLE_WORDS = 4
 # A name shared by more papers than this (a field's acronym, not a method's) identifies none.
 MAX_PAPERS_PER_NAME = 3
-# A size or version written after a name: "7B", "3", "3.1", "v2".
-_VERSION = r"(v?\d\w*(?:\.\d+)*)(?![\w-])"
 # A name more papers than this write is a field term, not a paper's own name. On the names of
 # bench/qa/tune.jsonl, papers' own names are written by at most 5 papers, and field terms that
 # some title carries (GPU, GNN, DPO) by 30 or more.
@@ -527,6 +525,9 @@ class Answerer:
         if step.history and is_followup(step.question):
             last = step.history[-1:]
             remembered = list(step.history_papers) or self.previous_papers(last)
+            named = set(self._subject_papers(step.question))
+            if named and not named & set(remembered):
+                return hits  # "How does Satori train its model?" is about Satori, named
             if remembered:
                 only = SearchFilters(paper_ids=frozenset(remembered))
                 boosted = self._search(step.query, len(remembered), only, config)
@@ -588,16 +589,10 @@ class Answerer:
         named: dict[str, list[str]] = {}
         for paper_id, title in titled.items():
             named.setdefault(title, []).append(paper_id)
+        for name, papers in self.searcher.lexical.names.written_names_in(rest).items():
+            if len(papers) <= MAX_PAPERS_PER_NAME:  # a name of several words: "Covered Forest"
+                named.setdefault(name, papers)
         for name in query_names(rest):
-            # A name with its size or version ("xLSTM 7B", "Llama 3") may be one paper's own
-            # name where the bare name is written by several.
-            version = re.search(rf"(?<![\w-]){re.escape(name)}\s+{_VERSION}", rest)
-            if version:
-                full = f"{name} {version.group(1)}"
-                papers = self.named_papers(full)
-                if 0 < len(papers) <= MAX_PAPERS_PER_NAME:
-                    named.setdefault(full, papers)
-                    continue
             papers = self._papers_of(name)
             if papers:
                 named.setdefault(name, papers)

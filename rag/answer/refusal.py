@@ -668,8 +668,14 @@ def check_answerable(
     if asks_amount(current):
         # Any sentence of the retrieved papers' abstracts, not only those picked for the context.
         # A sentence that uses a short form its abstract defines states the long form too.
-        candidates = [(x.text, short) for p in passages for x in p.sentences]
-        for paper_id in dict.fromkeys([*(p.paper_id for p in passages), *(abstracts or {})]):
+        # An amount asked of a named paper must be stated by that paper.
+        candidates = []
+        papers = [*(p.paper_id for p in passages), *(abstracts or {})]
+        if subject_text:
+            papers = list(subject_papers)
+        else:
+            candidates = [(x.text, short) for p in passages for x in p.sentences]
+        for paper_id in dict.fromkeys(papers):
             text = (abstracts or {}).get(paper_id, "")
             defined = defined_abbreviations(text)
             candidates += [(text[x.start : x.end], defined) for x in split_sentences(text)]

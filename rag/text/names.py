@@ -49,6 +49,7 @@ class NameIndex:
         self, papers: Mapping[str, Mapping[str, Any]], abstracts: Mapping[str, str] | None = None
     ) -> None:
         self._by_words: dict[tuple[str, ...], list[str]] = {}
+        self._written: dict[tuple[str, ...], list[tuple[tuple[str, ...], str]]] = {}
         self.longest = 1
         abstracts = abstracts or {}
         for paper_id, meta in papers.items():
@@ -57,9 +58,11 @@ class NameIndex:
             if introduced and introduced not in names:
                 names.append(introduced)
             for name in names:
-                words = tuple(w.lower() for w in _TOKEN.findall(name))
+                written = tuple(_TOKEN.findall(name))
+                words = tuple(w.lower() for w in written)
                 if words:
                     self._by_words.setdefault(words, []).append(paper_id)
+                    self._written.setdefault(words, []).append((written, paper_id))
                     self.longest = max(self.longest, len(words))
 
     def papers_named_in(self, text: str) -> list[str]:
@@ -72,6 +75,21 @@ class NameIndex:
                     if paper_id not in found:
                         found.append(paper_id)
         return found
+
+    def written_names_in(self, text: str) -> dict[str, list[str]]:
+        """The names of two or more words ("Covered Forest") that `text` writes exactly as
+        their papers do, capitals included (in lowercase they are a topic), with those papers."""
+        tokens = _TOKEN.findall(text)
+        found: dict[str, list[str]] = {}
+        for start in range(len(tokens)):
+            for size in range(self.longest, 1, -1):
+                span = tuple(tokens[start : start + size])
+                key = tuple(w.lower() for w in span)
+                for written, paper_id in self._written.get(key, []):
+                    papers = found.setdefault(" ".join(written), [])
+                    if written == span and paper_id not in papers:
+                        papers.append(paper_id)
+        return {name: papers for name, papers in found.items() if papers}
 
 
 # Identifier-like words: CamelCase, ACRONYMS, hyphenated names, or a capitalised word that does
