@@ -525,8 +525,8 @@ class Answerer:
         if step.history and is_followup(step.question):
             last = step.history[-1:]
             remembered = list(step.history_papers) or self.previous_papers(last)
-            named = set(self._subject_papers(step.question))
-            if named and not named & set(remembered):
+            asked_about = set(self._subject_papers(step.question))
+            if asked_about and not asked_about & set(remembered):
                 return hits  # "How does Satori train its model?" is about Satori, named
             if remembered:
                 only = SearchFilters(paper_ids=frozenset(remembered))
