@@ -719,6 +719,32 @@ def test_a_short_form_the_reader_writes_is_read_in_its_spelled_out_words() -> No
     assert not unstated.answerable and "GNNs" in unstated.reason
 
 
+def test_a_phrase_the_abstract_writes_as_a_short_form_is_stated() -> None:
+    from rag.text.abbreviations import abbreviated
+
+    assert abbreviated(["question-answer", "pairs"], "a set of 2 million Q&As") == [
+        "question",
+        "answer",
+    ]
+    assert abbreviated(["key", "value", "cache"], "the KV cache") == ["key", "value"]
+    assert abbreviated(["graphics", "card"], "one GPU") == []
+    assert abbreviated(["question", "answer"], "a qa set") == []  # not written as a short form
+
+    def verdict(abstract: str) -> Any:
+        return check_answerable(
+            "How many question-answer pairs does FooSet hold?",
+            [_passage(abstract)],
+            _weights(),
+            min_coverage=0.0,
+            abstracts={"p1": abstract},
+            subject_names=["FooSet"],
+            subject_papers=["p1"],
+        )
+
+    assert verdict("FooSet holds 3 million Q&As on driving scenes.").answerable
+    assert not verdict("FooSet holds 3 million driving scenes.").answerable
+
+
 def test_a_follow_up_is_not_judged_by_its_words_but_by_the_details_it_asks() -> None:
     abstract = "HeadCut prunes attention heads by their gradient scores."
     query = "What is HeadCut? How does it choose what to drop?"

@@ -181,6 +181,9 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("In what field is FooNet applied?", []),
         ("Which application domain does FooNet target?", []),
         ("What real-world applications does FooNet report?", []),
+        # An earlier or existing thing is asked for by what it is, not by when it came.
+        ("Which earlier task does FooNet extend?", []),
+        ("What existing loss does FooNet replace?", ["loss"]),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:

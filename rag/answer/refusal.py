@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rag.answer.context import ContextPassage, TermWeights
-from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
+from rag.text.abbreviations import abbreviated, defined_abbreviations, expand, spelled_out
 from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
@@ -80,7 +80,8 @@ ANSWER_KINDS = frozenset(
 RELATING_WORDS = frozenset(
     """different distinct various respective similar common shared separate new novel
     alternative individual underlying overall general corresponding additional extra
-    proposed usual typical standard conventional traditional classic classical""".split()
+    proposed usual typical standard conventional traditional classic classical earlier
+    previous prior existing original former""".split()
 )
 # The asked-for phrase: at most this many words after the question word (English noun phrases
 # there are short; longer runs reach into the verb); it counts as stated when the retrieved
@@ -533,8 +534,10 @@ def check_answerable(
         if _phrase_stated(wanted, found, weights):
             return True
         missing = [x for x in _WORD.findall(phrase) if weights.terms(x) & (wanted - found)]
-        # A short form the text spells out ("LMs" for "language models") is stated.
+        # A short form the text spells out ("LMs" for "language models") is stated, and so is
+        # a phrase the text writes as a short form ("question-answer pairs" / "Q&As").
         found = found | {t for x in missing if spelled_out(x, text) for t in weights.terms(x)}
+        found = found | weights.terms(" ".join(abbreviated(_WORD.findall(phrase), text)))
         if near is not None:
             found = found | set().union(*(weights.terms(x) for x in near(missing, text)))
         return _phrase_stated(wanted, found, weights)

@@ -4,7 +4,7 @@ the short form speak of the long one."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 # A short form in parentheses: capitals first, optionally a plural -s ("(SAEs)", "(ViT)").
 _DEFINED = re.compile(r"\(([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*?)(s?)\)")
@@ -89,3 +89,24 @@ def spelled_out(short: str, text: str) -> str:
                 return " ".join(found)
             start = initials.find(letters, start + 1)
     return ""
+
+
+def abbreviated(words: Sequence[str], text: str) -> list[str]:
+    """Those of `words` (a reader's phrase, in order) that `text` writes as a short form: a run
+    of two to six adjacent words whose initials are the capitals of a token of `text`, with
+    "&" or "-" allowed between them and a plural -s after ("question-answer pairs" in a text
+    on "3 million Q&As" -> question, answer). The reverse of `spelled_out`."""
+    parts = [p for w in words for p in w.split("-") if p]
+    forms = {
+        m.group(1).replace("&", "").replace("-", "").lower() for m in _SHORT_TOKEN.finditer(text)
+    }
+    for size in range(min(6, len(parts)), 1, -1):
+        for start in range(len(parts) - size + 1):
+            run = parts[start : start + size]
+            if "".join(w[0].lower() for w in run) in forms:
+                return run
+    return []
+
+
+# A short form in a text: capitals, possibly joined by "&" or "-" ("Q&A", "QA", "R-CNN").
+_SHORT_TOKEN = re.compile(r"(?<![\w&-])([A-Z](?:[&-]?[A-Z]){1,5})s?(?![\w&-])")
