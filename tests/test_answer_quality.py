@@ -650,7 +650,8 @@ def test_an_anchor_far_more_common_than_the_rarest_is_not_distinctive() -> None:
 def test_abbreviations_an_abstract_defines() -> None:
     text = (
         "We train sparse autoencoders (SAEs) on text. Low-Rank Adaptation (LoRA) is common. "
-        "Large language models (LLMs) and a Vision Transformer (ViT) help (see Table 1)."
+        "Large language models (LLMs) and a Vision Transformer (ViT) help (see Table 1). "
+        "Chain-of-thought (CoT) prompting is old."
     )
     found = defined_abbreviations(text)
     assert found == {
@@ -658,6 +659,7 @@ def test_abbreviations_an_abstract_defines() -> None:
         "LoRA": "Low Rank Adaptation",
         "LLM": "Large language models",
         "ViT": "Vision Transformer",
+        "CoT": "Chain of thought",  # a small letter of the short form is a word of its own
     }
     assert expand("We release 16 SAEs.", found) == "sparse autoencoders"
     # A user may write a short form with one capital, or none of its letters in capitals.

@@ -30,15 +30,27 @@ def defined_abbreviations(text: str, *, any_case: bool = False) -> dict[str, str
         before = _WORD.findall(text[max(0, match.start() - 200) : match.start()])
         parts = [p for w in before for p in w.split("-") if p][-MAX_LONG_WORDS:]
         # The longest run of words (at most one per capital) that starts with the first capital
-        # and holds all of them in order ("sparse autoencoders (SAEs)": s, a, e).
-        for n in range(min(len(capitals), len(parts)), 0, -1):
-            words = parts[-n:]
-            if words[0][0].lower() == capitals[0] and letters_in_order(
-                capitals, " ".join(words).lower()
-            ):
-                found.setdefault(short, " ".join(words))
+        # and holds all of them in order ("sparse autoencoders (SAEs)": s, a, e); else one word
+        # per letter, small letters included ("Chain-of-thought (CoT)").
+        letters = sum(c.isalpha() for c in short)
+        for most in dict.fromkeys((len(capitals), letters)):
+            long = _long_form(capitals, parts, most)
+            if long:
+                found.setdefault(short, long)
                 break
     return found
+
+
+def _long_form(capitals: list[str], parts: list[str], most: int) -> str:
+    """The longest run of at most `most` of the last `parts` that starts with the first of
+    `capitals` and holds all of them in order ("" when none does)."""
+    for n in range(min(most, len(parts)), 0, -1):
+        words = parts[-n:]
+        if words[0][0].lower() == capitals[0] and letters_in_order(
+            capitals, " ".join(words).lower()
+        ):
+            return " ".join(words)
+    return ""
 
 
 def letters_in_order(letters: list[str], text: str) -> bool:
