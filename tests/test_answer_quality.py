@@ -913,3 +913,25 @@ def test_a_theme_label_keeps_the_capitals_of_a_name() -> None:
     weights = TermWeights(tokenize, {"rout": 5, "devic": 5}, 1000)
     label = theme_name(hits, [f"{t}. We study routing." for t in titles], weights, {"rout"})
     assert label == "MoE and devices"
+
+
+def test_a_name_two_papers_share_means_the_one_the_question_fits() -> None:
+    from types import SimpleNamespace
+
+    abstracts = {
+        "a": ["We propose FooCat, which removes protective perturbations from images."],
+        "b": ["We propose FooCat, a test that selects instrumental variables."],
+    }
+    papers = {"a": {"title": "Breaking image protection"}, "b": {"title": "Selecting IVs"}}
+    answerer = SimpleNamespace(
+        weights=_weights,
+        abstract_sentences=abstracts.__getitem__,
+        searcher=SimpleNamespace(lexical=SimpleNamespace(table=SimpleNamespace(papers=papers))),
+    )
+
+    def fitting(question: str) -> list[str]:
+        return Answerer._fitting(answerer, question, ["a", "b"], ["FooCat"])  # type: ignore[arg-type]
+
+    assert fitting("How does FooCat remove protective perturbations?") == ["a"]
+    assert fitting("Which instrumental variables does FooCat select?") == ["b"]
+    assert fitting("What is FooCat?") == ["a", "b"]  # nothing else to tell them apart

@@ -104,6 +104,9 @@ MAX_CACHED_WORDS = 50_000  # word vectors kept between questions (~75 MB)
 MIN_QUOTED_TITLE_WORDS = 4
 # A name shared by more papers than this (a field's acronym, not a method's) identifies none.
 MAX_PAPERS_PER_NAME = 3
+# Of the papers one name picks out, those within this share of the best fit of the question's
+# other words are meant.
+NAME_FIT = 0.1
 # A name more papers than this write is a field term, not a paper's own name. On the names of
 # bench/qa/tune.jsonl, papers' own names are written by at most 5 papers, and field terms that
 # some title carries (GPU, GNN, DPO) by 30 or more.
@@ -596,7 +599,27 @@ class Answerer:
             papers = self._papers_of(name)
             if papers:
                 named.setdefault(name, papers)
+        for name, papers in named.items():
+            if len(papers) > 1:  # "CAT" for two papers: the one the rest of the question fits
+                named[name] = self._fitting(text, papers, list(named))
         return named
+
+    def _fitting(self, text: str, papers: Sequence[str], names: Sequence[str]) -> list[str]:
+        """Of several papers one name picks out, those whose title and abstract hold the rest of
+        `text` best (within NAME_FIT of the best share)."""
+        weights = self.weights()
+        share = {
+            p: coverage(
+                text,
+                f"{self.searcher.lexical.table.papers[p].get('title', '')} "
+                + " ".join(self.abstract_sentences(p)),
+                weights,
+                names,
+            )
+            for p in papers
+        }
+        best = max(share.values())
+        return [p for p in papers if share[p] >= best - NAME_FIT]
 
     def _titles_in(self, text: str) -> tuple[dict[str, str], str]:
         """The papers whose titles (of at least MIN_QUOTED_TITLE_WORDS words) `text` writes out
