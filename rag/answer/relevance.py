@@ -50,16 +50,14 @@ ANCHOR_SPREAD = 10
 NEAREST = 10
 MIN_LIFT = 5.0
 # A paper about a topic writes the topic's head phrase (its first noun phrase: "scene graphs" in
-# "scene graphs for visual understanding"), its terms within HEAD_SPAN consecutive terms, when
-# that phrase has at most HEAD_TERMS terms (a longer one is often put in other words). Papers
-# that don't write it count only when no paper does. On bench/qa/tune.jsonl, tune3, tune7 and
-# tune8 (listed papers that match / matching papers found), lists 0.91/0.80, 0.65/0.69,
-# 0.60/0.51, 0.55/0.91 -> 0.96/0.75, 0.75/0.67, 0.60/0.47, 0.68/0.87 and summaries 0.80/0.78,
-# 0.75/0.81, 0.49/0.72, 0.53/0.90 -> 0.82/0.80, 0.80/0.77, 0.52/0.72, 0.62/0.82. The head's
-# terms anywhere in the abstract instead gave less precision (tune3 lists 0.68, tune8 summaries
-# 0.56) for a little more recall; three-term heads cost summaries 2-8 points of recall.
+# "scene graphs for visual understanding") when that phrase has at most this many terms; a
+# longer one is often put in other words. Papers that don't write it count only when no paper
+# does. On bench/qa/tune.jsonl, tune3, tune7 and tune8 (lists / summaries, listed papers that
+# match and matching papers found): 0.91/0.80, 0.65/0.69, 0.60/0.51, 0.58/0.91 ->
+# 0.96/0.79, 0.68/0.67, 0.60/0.48, 0.70/0.89 for lists and 0.80/0.78, 0.78/0.77, 0.49/0.72,
+# 0.53/0.90 -> 0.80/0.78, 0.83/0.73, 0.52/0.72, 0.56/0.86 for summaries (3 terms: more
+# precision, 2-8 points less recall on summaries).
 HEAD_TERMS = 2
-HEAD_SPAN = 5
 
 
 @dataclass(frozen=True)
@@ -202,11 +200,11 @@ _BEFORE_VERB = frozenset("papers paper work that which who to".split())
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*|[^\sA-Za-z0-9]")
 
 
-def head_phrase(topic: str, weights: TermWeights) -> tuple[str, ...]:
-    """The terms of the topic's head phrase, in order: the first run of content words of its
-    name ("scene graphs" in "papers on scene graphs for visual tasks"), without the verb of the
-    question; none when the phrase is one of alternatives ("X or Y", "X and Y"), or when it has
-    more than HEAD_TERMS terms."""
+def head_phrase(topic: str, weights: TermWeights) -> set[str]:
+    """The terms of the topic's head phrase: the first run of content words of its name ("time
+    series classification" in "papers on time series classification"), without the verb of
+    the question; none when the phrase is one of alternatives ("X or Y", "X and Y"), or when it
+    has more than HEAD_TERMS terms."""
     tokens = _TOKEN.findall(topic_name(topic))
     run: list[str] = []
     follows = ""
@@ -227,20 +225,9 @@ def head_phrase(topic: str, weights: TermWeights) -> tuple[str, ...]:
             continue
         run.append(token)
     if not run or follows in ("or", "and", ",", "/"):
-        return ()
-    terms = tuple(dict.fromkeys(weights.tokenize([" ".join(run)])[0]))
-    return terms if len(terms) <= HEAD_TERMS else ()
-
-
-def _writes(phrase: tuple[str, ...], terms: Sequence[str]) -> bool:
-    """Whether the term sequence `terms` writes `phrase`: all its terms within HEAD_SPAN
-    consecutive terms ("federated multi-view clustering" writes "federated clustering"; a
-    paper that says "correlation" in one sentence and "clustering" in another does not)."""
-    wanted = set(phrase)
-    for i, term in enumerate(terms):
-        if term in wanted and wanted <= set(terms[i : i + HEAD_SPAN]):
-            return True
-    return False
+        return set()
+    terms = set().union(*(weights.terms(w) for w in run))
+    return terms if len(terms) <= HEAD_TERMS else set()
 
 
 def _phrase(words: str) -> re.Pattern[str]:
@@ -283,13 +270,10 @@ def judge_papers(
     judged = []
     for hit in hits:
         text = f"{hit.title} {paper_text(hit.paper_id)}"
-        sequence = weights.tokenize([text])[0]
-        paper_terms = set(sequence)
-        headed = not head or _writes(head, sequence)
+        paper_terms = weights.terms(text)
         for short_terms, long_form, long_terms in forms:
             if (short_terms and short_terms <= paper_terms) or long_form.search(text):
                 paper_terms = paper_terms | short_terms | long_terms
-                headed = headed or set(head) <= long_terms  # the short form names the head
         covered = sum(max(weights.idf(t) for t in unit) for unit in units if unit & paper_terms)
         judged.append(
             Judgement(
@@ -298,7 +282,7 @@ def judge_papers(
                 similarities.get(hit.paper_id, 0.0),
                 bool(anchor_set & paper_terms),
                 bool(anchor_set & weights.terms(hit.title)),
-                headed,
+                head <= paper_terms,
             )
         )
     return TopicDecision(terms, core, judged)
