@@ -607,43 +607,6 @@ def test_a_title_naming_the_topic_counts_toward_relevance() -> None:
     assert [h.paper_id for h in decision.relevant] == ["a"]
 
 
-def test_a_paper_about_a_topic_writes_its_head_phrase() -> None:
-    from rag.answer.relevance import head_phrase
-
-    weights = TermWeights(tokenize, {"scene": 3, "graph": 40, "visual": 50, "task": 90}, 100)
-    assert head_phrase("Which papers use scene graphs for visual tasks?", weights) == {
-        "scene",
-        "graph",
-    }
-    # The verb after "papers" is not the topic; alternatives have no single head phrase.
-    assert head_phrase("Which papers improve scene graphs?", weights) == {"scene", "graph"}
-    assert head_phrase("Which papers study scene graphs or layouts?", weights) == set()
-    papers = [PaperHit(pid, "A study", [], "", "", 0.0) for pid in "ab"]
-    texts = {
-        "a": "We build scene graphs for visual tasks.",
-        "b": "We solve visual tasks on graphs.",  # the field, not the topic
-    }
-
-    def relevant(topic: str, texts: dict[str, str]) -> list[str]:
-        decision = judge_papers(
-            topic,
-            papers,
-            weights,
-            texts.__getitem__,
-            dict.fromkeys("ab", THRESHOLD),  # both clear the bar
-            lambda t: 3,
-            anchors=["graph"],
-        )
-        return [h.paper_id for h in decision.relevant]
-
-    assert relevant("papers on scene graphs for visual tasks", texts) == ["a"]
-    # When no paper writes the head phrase, the papers that clear the bar are listed.
-    assert relevant("papers on scene graphs for visual tasks", {**texts, "a": texts["b"]}) == [
-        "a",
-        "b",
-    ]
-
-
 def test_a_topic_and_its_short_form_are_one_topic() -> None:
     weights = TermWeights(tokenize, {"qkt": 2, "quantum": 9, "kernel": 20, "trick": 9}, 100)
     papers = [PaperHit(pid, "A study", [], "", "", 0.0) for pid in "abc"]

@@ -49,15 +49,6 @@ ANCHOR_SPREAD = 10
 # absent topics all refused; MIN_LIFT 2 or 10 and NEAREST 20 were no better.
 NEAREST = 10
 MIN_LIFT = 5.0
-# A paper about a topic writes the topic's head phrase (its first noun phrase: "scene graphs" in
-# "scene graphs for visual understanding") when that phrase has at most this many terms; a
-# longer one is often put in other words. Papers that don't write it count only when no paper
-# does. On bench/qa/tune.jsonl, tune3, tune7 and tune8 (lists / summaries, listed papers that
-# match and matching papers found): 0.91/0.80, 0.65/0.69, 0.60/0.51, 0.58/0.91 ->
-# 0.96/0.79, 0.68/0.67, 0.60/0.48, 0.70/0.89 for lists and 0.80/0.78, 0.78/0.77, 0.49/0.72,
-# 0.53/0.90 -> 0.80/0.78, 0.83/0.73, 0.52/0.72, 0.56/0.86 for summaries (3 terms: more
-# precision, 2-8 points less recall on summaries).
-HEAD_TERMS = 2
 
 
 @dataclass(frozen=True)
@@ -67,7 +58,6 @@ class Judgement:
     similarity: float
     has_core: bool
     titled: bool = False  # the title uses one of the topic's distinctive terms
-    headed: bool = True  # the abstract writes the topic's head phrase (or it has none)
 
     @property
     def score(self) -> float:
@@ -88,7 +78,6 @@ class TopicDecision:
     def relevant(self) -> list[PaperHit]:
         """The papers about the topic, most relevant first (by score)."""
         chosen = [j for j in self.judged if j.relevant]
-        chosen = [j for j in chosen if j.headed] or chosen
         chosen.sort(key=lambda j: (-j.score, j.hit.paper_id))
         return [j.hit for j in chosen]
 
@@ -194,42 +183,6 @@ def topical_anchors(
     return kept
 
 
-# The words after "papers", "work", a relative pronoun or "to" are the verb of what is asked
-# ("papers that improve influence functions"), not the topic's name.
-_BEFORE_VERB = frozenset("papers paper work that which who to".split())
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*|[^\sA-Za-z0-9]")
-
-
-def head_phrase(topic: str, weights: TermWeights) -> set[str]:
-    """The terms of the topic's head phrase: the first run of content words of its name ("time
-    series classification" in "papers on time series classification"), without the verb of
-    the question; none when the phrase is one of alternatives ("X or Y", "X and Y"), or when it
-    has more than HEAD_TERMS terms."""
-    tokens = _TOKEN.findall(topic_name(topic))
-    run: list[str] = []
-    follows = ""
-    verb = False
-    for i, token in enumerate(tokens):
-        lower = token.lower()
-        previous = tokens[i - 1].lower() if i else ""
-        # The verb after "papers", and one coordinated with it ("detect or forecast").
-        verb = (
-            previous in _BEFORE_VERB
-            or (verb and lower in ("or", "and"))
-            or (verb and previous in ("or", "and"))
-        )
-        if verb or not token[0].isalnum() or not topic_terms(token, weights):
-            if run:
-                follows = lower
-                break
-            continue
-        run.append(token)
-    if not run or follows in ("or", "and", ",", "/"):
-        return set()
-    terms = set().union(*(weights.terms(w) for w in run))
-    return terms if len(terms) <= HEAD_TERMS else set()
-
-
 def _phrase(words: str) -> re.Pattern[str]:
     """`words` written as a phrase, with spaces or hyphens between them, in any case."""
     parts = [re.escape(w) for w in re.split(r"[\s-]+", words) if w]
@@ -266,7 +219,6 @@ def judge_papers(
         (weights.terms(short), _phrase(long), weights.terms(long))
         for short, long in defined_abbreviations(topic, any_case=True).items()
     ]
-    head = head_phrase(topic, weights)
     judged = []
     for hit in hits:
         text = f"{hit.title} {paper_text(hit.paper_id)}"
@@ -282,7 +234,6 @@ def judge_papers(
                 similarities.get(hit.paper_id, 0.0),
                 bool(anchor_set & paper_terms),
                 bool(anchor_set & weights.terms(hit.title)),
-                head <= paper_terms,
             )
         )
     return TopicDecision(terms, core, judged)
