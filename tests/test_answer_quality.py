@@ -92,6 +92,10 @@ def test_how_many_asks_for_the_counted_thing() -> None:
     assert counted_things("How much faster is Foo?", ["Foo"]) == []
 
 
+def test_names_with_a_digit_after_their_first_letter() -> None:
+    assert query_names("Does Q3RA beat 4DGS in 3D, and what does T5 add?") == ["Q3RA", "4DGS"]
+
+
 def test_venue_mentions_are_context_not_names() -> None:
     assert without_venues("Which ICML 2025 papers use NeurIPS'24 data?") == "Which papers use data?"
     assert query_names(without_venues("Does the ICML 2025 paper on LEVIS scale?")) == ["LEVIS"]

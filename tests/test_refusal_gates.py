@@ -528,3 +528,10 @@ def test_the_numbers_of_a_formula_state_no_amount() -> None:
     assert not _verdict("How many folds does FooNet use?", symbolic).answerable
     stated = "It covers most of the data with 5 folds."
     assert _verdict("How many folds does FooNet use?", stated).answerable
+
+
+def test_the_digit_of_a_name_is_no_value() -> None:
+    question = "What attack success rate does Q3RA reach?"
+    unstated = "We propose Q3RA, which attacks black-box models with more success than before."
+    assert not _verdict(question, unstated).answerable
+    assert _verdict(question, "Q3RA reaches a 91% attack success rate.").answerable

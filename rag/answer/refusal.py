@@ -123,9 +123,9 @@ _MODEL_REFUSAL = re.compile(
 # Questions about code availability are answered by a link in the abstract.
 _CODE_QUESTION = re.compile(r"\b(code|implementation|repository|repo|open[- ]source)\b", re.I)
 _CODE_EVIDENCE = re.compile(r"(https?://|github|gitlab|\\url|code is available|available at)", re.I)
-# A stated amount: a digit, a number word, or a unit of time.
+# A stated amount: a digit (not one inside a name: "P2FA"), a number word, or a unit of time.
 _DIGIT = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundreds?|thousands?|millions?|"
+    r"(?<![A-Za-z])\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundreds?|thousands?|millions?|"
     r"billions?|half|double|twice|triple|\w+fold|seconds?|minutes?|hours?|orders? of magnitude)\b",
     re.IGNORECASE,
 )
@@ -148,7 +148,7 @@ _COUNT = re.compile(
 # Where a clause of a question ends ("how many X does it have, and across how many Y ...").
 _CLAUSE = re.compile(r"[,;:?!]")
 _MEASURE_VALUE = re.compile(
-    r"\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
+    r"(?<![A-Za-z])\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 # A formula: inline math with a variable, a lone letter or a Greek letter ("$1 - 2\alpha$",

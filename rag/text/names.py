@@ -99,7 +99,8 @@ _NAME = re.compile(
     r"|[A-Za-z0-9]+(?:-[A-Za-z0-9]*[A-Z][A-Za-z0-9]*)+"  # self-LoRA
     r"|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"  # CamelCase: DreamDPO, PhySpec
     r"|[A-Z]{2,}[A-Za-z0-9]*"  # acronyms: FIML, LEVIS
-    r"|[A-Z][a-z0-9]+\d[A-Za-z0-9]*)\b"  # Llama3
+    r"|[A-Z][a-z0-9]+\d[A-Za-z0-9]*"  # Llama3
+    r"|[A-Z]\d+[A-Z][A-Za-z0-9]*|\d+[A-Z]{2,}[A-Za-z0-9]*)\b"  # P2FA, 3DGS
     r"|(?<=[a-z,;:] )[A-Z][a-z]{2,}\b"  # a capitalised word inside a sentence: Cake
 )
 
