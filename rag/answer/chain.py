@@ -104,6 +104,12 @@ MAX_CACHED_WORDS = 50_000  # word vectors kept between questions (~75 MB)
 MIN_QUOTED_TITLE_WORDS = 4
 # A name shared by more papers than this (a field's acronym, not a method's) identifies none.
 MAX_PAPERS_PER_NAME = 3
+# A run of this many capitalised words or more that a title holds names its paper.
+MIN_TITLE_PHRASE_WORDS = 3
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*){2,}")
+_QUESTION_OPENERS = frozenset(
+    "What Which How Why When Where Who Does Do Did Is Are In On For".split()
+)
 # Of the papers one name picks out, those within this share of the best fit of the question's
 # other words are meant.
 NAME_FIT = 0.1
@@ -595,6 +601,15 @@ class Answerer:
         for name, papers in self.searcher.lexical.names.written_names_in(rest).items():
             if len(papers) <= MAX_PAPERS_PER_NAME:  # a name of several words: "Covered Forest"
                 named.setdefault(name, papers)
+        for run in _CAPITALISED_RUN.findall(rest):
+            # Three or more capitalised words a title holds ("the Randomized Subspace
+            # Optimization method"): a reader names a paper by its title's distinctive phrase.
+            words = [w for w in run.split() if w not in _QUESTION_OPENERS]
+            phrase = " ".join(words).lower()
+            if len(words) >= MIN_TITLE_PHRASE_WORDS and phrase not in named:
+                papers = list(dict.fromkeys(p for p, t in self._long_titles() if phrase in t))
+                if 0 < len(papers) <= MAX_PAPERS_PER_NAME:
+                    named.setdefault(" ".join(words), papers)
         for name in query_names(rest):
             papers = self._papers_of(name)
             if papers:
