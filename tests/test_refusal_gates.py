@@ -519,17 +519,6 @@ def test_an_amount_asked_of_a_named_paper_must_be_stated_by_that_paper() -> None
     assert not verdict.answerable, verdict
 
 
-def test_the_numbers_of_a_formula_state_no_amount() -> None:
-    from rag.answer.refusal import without_formulas
-
-    assert "2" not in without_formulas(r"coverage of at least $1 - 2\alpha$ holds")
-    assert "2.5" in without_formulas(r"speedups of up to $\sim2.5\times$ over it")
-    symbolic = r"It covers $1-(K-1)/(n+K)$ of the data, where K denotes the number of folds."
-    assert not _verdict("How many folds does FooNet use?", symbolic).answerable
-    stated = "It covers most of the data with 5 folds."
-    assert _verdict("How many folds does FooNet use?", stated).answerable
-
-
 def test_the_digit_of_a_name_is_no_value() -> None:
     question = "What attack success rate does Q3RA reach?"
     unstated = "We propose Q3RA, which attacks black-box models with more success than before."

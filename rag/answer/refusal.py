@@ -151,19 +151,6 @@ _MEASURE_VALUE = re.compile(
     r"(?<![A-Za-z])\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
-# A formula: inline math with a variable, a lone letter or a Greek letter ("$1 - 2\alpha$",
-# "$(K-1)/(n+K)$"). Its numbers are no amounts; "$\sim 2.5\times$" has no variable and is one.
-_MATH = re.compile(r"\$[^$]*\$")
-_VARIABLE = re.compile(
-    r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])|\\(?:alpha|beta|gamma|delta|epsilon|varepsilon|"
-    r"zeta|eta|theta|kappa|lambda|mu|nu|xi|pi|rho|sigma|tau|phi|chi|psi|omega|Gamma|Delta|"
-    r"Theta|Lambda|Sigma|Phi|Psi|Omega)(?![A-Za-z])"
-)
-
-
-def without_formulas(sentence: str) -> str:
-    """`sentence` with its formulas blanked out (their numbers state no amount)."""
-    return _MATH.sub(lambda m: " " if _VARIABLE.search(m.group(0)[1:-1]) else m.group(0), sentence)
 
 
 # (words, text) -> those of `words` for which `text` has a word of the same meaning: a synonym or
@@ -615,7 +602,7 @@ def check_answerable(
         if len(rest) < COUNT_CONTEXT_TERMS:
             return False
         for sentence in sentences():
-            if not _COUNT.search(without_formulas(sentence)):
+            if not _COUNT.search(sentence):
                 continue
             found = weights.terms(f"{sentence} {expand(sentence, short)}")
             share = _stated_share(rest, found, weights) or 0.0
@@ -659,7 +646,7 @@ def check_answerable(
             if asking == "how many" and thing in in_context:
                 continue
             if wanted and not any(
-                value.search(re.sub(re.escape(thing), " ", without_formulas(x), flags=re.I))
+                value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
                 and stated(thing, wanted, weights.terms(f"{x} {expand(x, short)}"), x)
                 for x in sentences()
             ):
@@ -696,7 +683,7 @@ def check_answerable(
             defined = defined_abbreviations(text)
             candidates += [(text[x.start : x.end], defined) for x in split_sentences(text)]
         for sentence, defined in candidates:
-            if _DIGIT.search(without_formulas(sentence)) and (
+            if _DIGIT.search(sentence) and (
                 weights.terms(f"{sentence} {expand(sentence, defined)}") & terms
             ):
                 return Answerability(True, covered, "quantity found")
