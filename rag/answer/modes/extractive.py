@@ -149,12 +149,6 @@ def quotes_for(
             short=short,
             each_method=named_passages if compared else (),
         )
-        # A paper's sentences read in its abstract's order ("We present X ..." before what X
-        # achieves); the papers keep the order of their best sentences.
-        rank_of: dict[int, int] = {}
-        for i, (_, n) in enumerate(chosen):
-            rank_of.setdefault(n, i)
-        chosen = sorted(chosen, key=lambda item: (rank_of[item[1]], item[0].start))
         if chosen and wants_identity(question) and not named_passages:
             # "Which paper does X?" is answered by the paper's name, then what it says.
             n = chosen[0][1]
@@ -163,6 +157,13 @@ def quotes_for(
                 (_named(s.text, paper_name(title)) if i == 0 else s.text, m)
                 for i, (s, m) in enumerate(chosen)
             ]
+        # A paper's sentences read in its abstract's order ("We present X ..." before what X
+        # achieves); the papers keep the order of their best sentences. ("Which paper ...?" is
+        # answered above by its name first, then its best sentence.)
+        rank_of: dict[int, int] = {}
+        for i, (_, n) in enumerate(chosen):
+            rank_of.setdefault(n, i)
+        chosen = sorted(chosen, key=lambda item: (rank_of[item[1]], item[0].start))
     else:
         best = ranked[0][0].score
         chosen = [
