@@ -30,9 +30,14 @@ def _weights() -> TermWeights:
 
 
 def _verdict(
-    question: str, abstract: str, title: str = "Fast retrieval with FooNet", selected: str = ""
+    question: str,
+    abstract: str,
+    title: str = "Fast retrieval with FooNet",
+    selected: str = "",
+    **options: Any,
 ) -> Any:
-    """The verdict on `abstract`, of which the context holds `selected` (all of it if empty)."""
+    """The verdict on `abstract`, of which the context holds `selected` (all of it if empty);
+    `options` go to `check_answerable` (`asked`, `followup`)."""
     hit = PaperHit("p1", title, [], "", "", 1.0)
     text = selected or abstract
     passage = ContextPassage(1, hit, [Sentence(text, 0, len(text), 1.0)])
@@ -44,6 +49,7 @@ def _verdict(
         subject_names=["FooNet"],
         abstracts={"p1": abstract},
         subject_papers=["p1"],
+        **options,
     )
 
 
@@ -477,22 +483,11 @@ def test_a_routine_names_the_kind_of_answer_and_generic_kinds_need_a_named_paper
 
 def test_a_followup_is_gated_on_what_it_asks_not_on_the_earlier_turn() -> None:
     # The standalone query carries the earlier "how much" question; the follow-up asks how.
-    hit = PaperHit("p1", "Fast retrieval with FooNet", [], "", "", 1.0)
     abstract = "FooNet caches the keys of each query. It keeps the cache small by merging keys."
-    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
 
     def verdict(asked: str) -> Any:
-        return check_answerable(
-            f"How much memory does FooNet save? {asked}",
-            [passage],
-            _weights(),
-            min_coverage=0.0,
-            subject_names=["FooNet"],
-            abstracts={"p1": abstract},
-            subject_papers=["p1"],
-            asked=asked,
-            followup=True,
-        )
+        query = f"How much memory does FooNet save? {asked}"
+        return _verdict(query, abstract, asked=asked, followup=True)
 
     assert verdict("How does it keep the cache small?").answerable
     assert not verdict("And how much faster is it?").answerable

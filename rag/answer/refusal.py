@@ -672,12 +672,11 @@ def check_answerable(
         # Any sentence of the retrieved papers' abstracts, not only those picked for the context.
         # A sentence that uses a short form its abstract defines states the long form too.
         # An amount asked of a named paper must be stated by that paper.
-        candidates = []
-        papers = [*(p.paper_id for p in passages), *(abstracts or {})]
         if subject_text:
-            papers = list(subject_papers)
+            candidates, papers = [], list(subject_papers)
         else:
             candidates = [(x.text, short) for p in passages for x in p.sentences]
+            papers = [*(p.paper_id for p in passages), *(abstracts or {})]
         for paper_id in dict.fromkeys(papers):
             text = (abstracts or {}).get(paper_id, "")
             defined = defined_abbreviations(text)

@@ -48,8 +48,8 @@ class NameIndex:
     def __init__(
         self, papers: Mapping[str, Mapping[str, Any]], abstracts: Mapping[str, str] | None = None
     ) -> None:
-        self._by_words: dict[tuple[str, ...], list[str]] = {}
-        self._written: dict[tuple[str, ...], list[tuple[tuple[str, ...], str]]] = {}
+        # Lowercased words of a name -> (the name's words as written, its paper), per paper.
+        self._by_words: dict[tuple[str, ...], list[tuple[tuple[str, ...], str]]] = {}
         self.longest = 1
         abstracts = abstracts or {}
         for paper_id, meta in papers.items():
@@ -61,8 +61,7 @@ class NameIndex:
                 written = tuple(_TOKEN.findall(name))
                 words = tuple(w.lower() for w in written)
                 if words:
-                    self._by_words.setdefault(words, []).append(paper_id)
-                    self._written.setdefault(words, []).append((written, paper_id))
+                    self._by_words.setdefault(words, []).append((written, paper_id))
                     self.longest = max(self.longest, len(words))
 
     def papers_named_in(self, text: str) -> list[str]:
@@ -71,7 +70,7 @@ class NameIndex:
         found: list[str] = []
         for start in range(len(words)):
             for size in range(self.longest, 0, -1):
-                for paper_id in self._by_words.get(tuple(words[start : start + size]), []):
+                for _, paper_id in self._by_words.get(tuple(words[start : start + size]), []):
                     if paper_id not in found:
                         found.append(paper_id)
         return found
@@ -85,11 +84,13 @@ class NameIndex:
             for size in range(self.longest, 1, -1):
                 span = tuple(tokens[start : start + size])
                 key = tuple(w.lower() for w in span)
-                for written, paper_id in self._written.get(key, []):
+                for written, paper_id in self._by_words.get(key, []):
+                    if written != span:
+                        continue
                     papers = found.setdefault(" ".join(written), [])
-                    if written == span and paper_id not in papers:
+                    if paper_id not in papers:
                         papers.append(paper_id)
-        return {name: papers for name, papers in found.items() if papers}
+        return found
 
 
 # Identifier-like words: CamelCase, ACRONYMS, hyphenated names, or a capitalised word that does
