@@ -121,6 +121,25 @@ def test_a_follow_up_of_a_follow_up_still_searches_for_the_first_subject(searche
     assert not answer.refused and answer.citations[0].paper_id == CAKE_ID
 
 
+def test_who_wrote_a_paper_is_answered_from_its_metadata(searcher) -> None:  # type: ignore[no-untyped-def]
+    for answerer in (
+        make(searcher),
+        make(searcher, fake("Invented Author wrote it [1]."), "openai:fake"),
+    ):
+        answer = answerer.answer("Who wrote Cake?")
+        assert not answer.refused and [c.paper_id for c in answer.citations] == [CAKE_ID]
+        authors = answer.citations[0].authors
+        assert len(authors) >= 2 and all(name in answer.answer for name in authors)
+        assert "Invented" not in answer.answer and answer.answer.endswith("[1]")
+        assert [s.support for s in answer.sentences] == ["supported"]
+    # a follow-up: "its" is the paper just discussed
+    history = [("What is Cake?", "Cake is a KV cache loading system [1].")]
+    answer = make(searcher).answer("Who are its authors?", history=history)
+    assert [c.paper_id for c in answer.citations] == [CAKE_ID]
+    # a paper nobody wrote is still refused
+    assert make(searcher).answer("Who wrote FooNet-7?").refused
+
+
 def test_followup_keeps_the_cited_paper_even_with_vague_wording(searcher) -> None:  # type: ignore[no-untyped-def]
     answer = make(searcher).answer(
         "What does it keep that DPO training needs?",

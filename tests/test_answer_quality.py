@@ -13,7 +13,13 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag.answer.chain import Answerer
 from rag.answer.context import Sentence, TermWeights
-from rag.answer.intent import topic_of, wants_comparison, wants_papers, wants_summary
+from rag.answer.intent import (
+    topic_of,
+    wants_byline,
+    wants_comparison,
+    wants_papers,
+    wants_summary,
+)
 from rag.answer.modes.extractive import compose_extractive, cover_question, question_parts
 from rag.answer.modes.quotes import classify, quote_support
 from rag.answer.numbers import quantities, unstated_numbers
@@ -123,6 +129,26 @@ def test_venue_mentions_are_context_not_names() -> None:
 def test_what_kind_of_answer_a_question_wants(question: str, papers: bool, summary: bool) -> None:
     assert wants_papers(question) is papers
     assert wants_summary(question) is summary
+
+
+@pytest.mark.parametrize(
+    ("question", "byline"),
+    [
+        ("Who wrote FooNet?", True),
+        ("Who are the authors of the FooNet paper?", True),
+        ("Who are its authors?", True),
+        ("who proposed Q3RA", True),
+        ("What are the names of the authors of FooNet?", True),
+        ("List the authors of FooNet", True),
+        ("Who is the first author?", True),
+        ("What do the authors of FooNet propose?", False),
+        ("Which papers are by Jane Doe?", False),
+        ("What did Jane Doe publish?", False),
+        ("Who benefits from FooNet's speedup?", False),
+    ],
+)
+def test_a_question_asking_who_wrote_a_paper(question: str, byline: bool) -> None:
+    assert wants_byline(question) is byline
 
 
 def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:

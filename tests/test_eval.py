@@ -213,6 +213,23 @@ def test_report_and_plots(tmp_path: Path) -> None:
     assert data["papertalk"][1]["score"] == 0.0 and data["summary"]["n"] == 2
 
 
+def test_held_out_report_shows_no_question_or_answer(tmp_path: Path) -> None:
+    results = [
+        result(item("f1", facts=["x"]), ranked=["A"], cited=["A"], answer="Quoted x [1]."),
+        result(item("u1", "unanswerable", gold=()), answer="Invented answer", cited=["B"]),
+    ]
+    run = EvalRun("extractive", results, meta={"papers": 2})
+    write_report(run, tmp_path / "out", held_out=True)
+    written = (tmp_path / "out" / "report.md").read_text() + (
+        tmp_path / "out" / "results.json"
+    ).read_text()
+    assert "question f1?" not in written and "question u1?" not in written
+    assert "Quoted x" not in written and "Invented answer" not in written
+    assert "worst questions" not in written and "| citation precision ↑ | 1.000 |" in written
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [(r["qid"], r["score"]) for r in data["papertalk"]] == [("f1", 1.0), ("u1", 0.0)]
+
+
 # QA files ------------------------------------------------------------------------------------
 def test_dev_questions_load() -> None:
     if not DEV_QA.exists():

@@ -83,6 +83,25 @@ def wants_summary(question: str) -> bool:
     return bool(_SUMMARY.search(question))
 
 
+# Asking who wrote a paper: "Who wrote X?", "Who are the authors of X?", "Who proposed it?",
+# "List the authors of X". The answer is the paper's byline, from its metadata.
+_BYLINE = re.compile(
+    r"\bwho\s+(?:wrote|writes|authored|proposed|introduced|developed|created)\b"
+    r"|\bwho\s+(?:are|were|is|was)\s+(?:the|its|their|this\s+paper's)\s+"
+    r"(?:(?:first|last|lead|main)\s+)?authors?\b"
+    r"|\bwho\s+(?:is|are|was|were)\s+behind\b"
+    r"|\b(?:what|which)\s+(?:are|were|is|was)\s+the\s+(?:names?\s+of\s+the\s+)?authors?\b"
+    r"|^\s*(?:please\s+)?(?:list|name|give)\s+(?:me\s+)?(?:the\s+)?authors?\b"
+    r"|\bwritten\s+by\s+whom\b",
+    re.IGNORECASE,
+)
+
+
+def wants_byline(question: str) -> bool:
+    """Whether the question asks who wrote a paper (not what its authors did)."""
+    return bool(_BYLINE.search(question))
+
+
 # A second question joined to the first ("Which papers do X, and how large is Y?"): it asks
 # about each paper found, not which papers to find.
 _SECOND_QUESTION = re.compile(

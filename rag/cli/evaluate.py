@@ -56,6 +56,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="write report.md and plots here")
     parser.add_argument("--limit", type=int, help="first N questions only")
     parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="the split judges the system: reports and --json carry aggregates and per-question "
+        "scores only, never a question or an answer",
+    )
+    parser.add_argument(
         "--modes",
         choices=["ask", "by-type"],
         default="ask",
@@ -155,7 +161,7 @@ def _evaluate(args: argparse.Namespace, settings: Any, items: list[Any]) -> int:
         first = next(r.error for r in results + (run.baseline_results or []) if r.error)
         print(f"papertalk: warning: {errors} answers failed (first: {first})", file=sys.stderr)
     if args.out is not None:
-        written = write_report(run, args.out)
+        written = write_report(run, args.out, held_out=args.held_out)
         say("wrote " + ", ".join(str(p) for p in written))
     payload = eval_json(run)
     if args.json:

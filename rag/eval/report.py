@@ -68,8 +68,8 @@ def row_label(label: str, higher_is_better: bool) -> str:
 
 
 def markdown_report(run: EvalRun, worst: int = 5) -> str:
-    """report.md: overall and per-type tables (PaperTalk vs baseline, with ratios), the worst
-    questions with their answers, and the plots."""
+    """report.md: overall and per-type tables (PaperTalk vs baseline, with ratios), the `worst`
+    questions with their answers (none for a held-out split), and the plots."""
     ours = report_json(run.results, run.label)
     theirs = (
         report_json(run.baseline_results, run.baseline_label)
@@ -112,7 +112,10 @@ def markdown_report(run: EvalRun, worst: int = 5) -> str:
         lines += ["", "Cells are PaperTalk / baseline."]
     lines += ["", "## Plots", "", "![metrics per type](metrics_by_type.png)", ""]
     lines += ["![latency](latency.png)", ""]
-    lines += _worst_section(run, worst)
+    if worst > 0:
+        lines += _worst_section(run, worst)
+    else:
+        lines += ["Held-out split: aggregates only, no question or answer is shown.", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -249,20 +252,22 @@ def write_plots(run: EvalRun, out_dir: Path) -> list[Path]:
     return paths
 
 
-def write_report(run: EvalRun, out_dir: Path) -> list[Path]:
-    """report.md, the plots, and results.json (every question's answers) under `out_dir`."""
+def write_report(run: EvalRun, out_dir: Path, held_out: bool = False) -> list[Path]:
+    """report.md, the plots, and results.json (every question's answers) under `out_dir`. For a
+    `held_out` split (one that judges the system), no question or answer text is written, so
+    that nobody deciding on rules reads them by accident."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise PaperTalkError(f"cannot create the report directory {out_dir}: {exc}") from None
     report = out_dir / "report.md"
-    report.write_text(markdown_report(run), encoding="utf-8")
+    report.write_text(markdown_report(run, worst=0 if held_out else 5), encoding="utf-8")
     data = out_dir / "results.json"
     payload = {
         "summary": eval_json(run),
         "meta": run.meta,
-        "papertalk": [_scored(r) for r in run.results],
-        "baseline": [_scored(r) for r in run.baseline_results]
+        "papertalk": [_scored(r, held_out) for r in run.results],
+        "baseline": [_scored(r, held_out) for r in run.baseline_results]
         if run.baseline_results is not None
         else None,
     }
@@ -270,5 +275,8 @@ def write_report(run: EvalRun, out_dir: Path) -> list[Path]:
     return [report, data, *write_plots(run, out_dir)]
 
 
-def _scored(result: QuestionResult) -> dict[str, Any]:
-    return {**result.to_json(), "score": round(question_score(result), 4)}
+def _scored(result: QuestionResult, held_out: bool = False) -> dict[str, Any]:
+    scored = {**result.to_json(), "score": round(question_score(result), 4)}
+    if held_out:
+        scored.pop("answer")
+    return scored

@@ -7,6 +7,8 @@ from collections.abc import Iterator, Sequence
 
 from rag.answer.citations import SUPPORTED, WEAK
 from rag.answer.context import format_passages
+from rag.answer.intent import wants_byline
+from rag.answer.modes import byline
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.extractive import (
     about_several,
@@ -21,6 +23,11 @@ from rag.records import AnswerEvent
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    subject = [h for h in inp.hits if h.paper_id in asked_papers(inp)]
+    if subject and wants_byline(inp.question):
+        # "Who wrote X?": the metadata answers it, not the abstract
+        yield from byline.run(inp, subject[0])
+        return
     raw = ""
     if tools.is_extractive:
         raw = compose_extractive(
