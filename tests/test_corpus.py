@@ -198,6 +198,24 @@ def test_jsonl_fields_are_normalised(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("abstract", "cleaned"),
+    [
+        ("We propose ***F**oo **N**et* (FN).", "We propose Foo Net (FN)."),
+        ("A *very* good and **bold** idea.", "A very good and bold idea."),
+        (
+            "Its optimum $x^*$ and $a * b$ and $Q^{*}$ stay.",
+            "Its optimum $x^*$ and $a * b$ and $Q^{*}$ stay.",
+        ),
+    ],
+)
+def test_markdown_emphasis_is_taken_out_of_abstracts(
+    tmp_path: Path, abstract: str, cleaned: str
+) -> None:
+    path = write(tmp_path, "p.jsonl", jsonl({"id": "x1", "title": "T", "abstract": abstract}))
+    assert load_papers(path).papers[0].abstract == cleaned
+
+
 def test_jsonl_round_trips_paper_to_json(tmp_path: Path) -> None:
     paper = Paper("id-1", "T", "An abstract.", ("A",), "u", "p", "poster", title_derived=True)
     path = write(tmp_path, "p.jsonl", jsonl(paper.to_json()))

@@ -366,6 +366,30 @@ def test_a_sentence_never_runs_across_two_abstracts() -> None:
     assert not verdict.answerable and "checkpoints" in verdict.reason
 
 
+def test_word_coverage_judges_questions_that_name_no_paper() -> None:
+    # Informal words ("lay out", "paying a lot") cover little of an abstract; a question that
+    # names its paper is judged by the asked-detail gates, one that names none by coverage too.
+    abstract = "FooNet arranges adapters in a tree and estimates task similarity with a bandit."
+    question = "How does FooNet lay out its adapters, and how does it avoid paying a lot for it?"
+    hit = PaperHit("p1", "Fast retrieval with FooNet", [], "", "", 1.0)
+    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
+
+    def verdict(names: list[str], papers: list[str]) -> Any:
+        return check_answerable(
+            question,
+            [passage],
+            _weights(),
+            min_coverage=0.35,
+            subject_names=names,
+            abstracts={"p1": abstract},
+            subject_papers=papers,
+        )
+
+    assert verdict(["FooNet"], ["p1"]).answerable
+    unnamed = verdict([], [])
+    assert not unnamed.answerable and "too little" in unnamed.reason
+
+
 def test_a_named_paper_is_never_too_far_from_the_question(answerer) -> None:  # type: ignore[no-untyped-def]
     named = answerer.answer("How does LEVIS make it quick?")
     assert named.refusal_reason != "no paper is close enough to the question"

@@ -440,7 +440,7 @@ def _abstract(value: object) -> str:
         raise _Skip("missing abstract")
     if not isinstance(value, str):
         raise _Skip(f"field 'abstract' must be a string (got {_json_type(value)})")
-    abstract = _collapse(_clean(value))
+    abstract = _collapse(without_emphasis(_clean(value)))
     if not abstract:
         raise _Skip("missing abstract")
     if len(abstract) > MAX_ABSTRACT_CHARS:
@@ -522,6 +522,22 @@ def _lines(text: str) -> list[str]:
 
 def _clean(text: str) -> str:
     return text.replace("\x00", "")
+
+
+# Markdown emphasis around or inside words ("**S**parse **A**ttention", "*not*"): formatting, not
+# text; left in, it splits words ("S", "parse") for every index and for the names an abstract
+# defines. Asterisks in formulas ("$x^*$", "$a * b$") touch no letter on the side that matters
+# and stay.
+_EMPHASIS = re.compile(
+    r"(?<=[A-Za-z])\*{1,3}(?=[A-Za-z])"  # inside a word
+    r"|(?:(?<=^)|(?<=[\s(\[\"'/-]))\*{1,3}(?=[A-Za-z0-9])"  # opening a word
+    r"|(?<=[A-Za-z0-9.)?!])\*{1,3}(?=$|[\s).,;:!?\"'/-])"  # closing one
+)
+
+
+def without_emphasis(text: str) -> str:
+    """`text` without Markdown emphasis markers around or inside its words."""
+    return _EMPHASIS.sub("", text)
 
 
 def _collapse(text: str) -> str:
