@@ -19,6 +19,8 @@ from rag.answer.refusal import (
     measured_things,
     named_kinds,
     phrase_terms,
+    reported_for,
+    states_instance,
 )
 from rag.records import PaperHit
 from rag.text.names import name_base, query_names
@@ -364,6 +366,56 @@ def test_a_sentence_never_runs_across_two_abstracts() -> None:
         abstracts={"p1": first, "p2": second},
     )
     assert not verdict.answerable and "checkpoints" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "abstract", "answerable"),
+    [
+        # "X as a base KIND" and "KIND such as X" say which one, named or not
+        (
+            "Which optimizer does FooNet build on?",
+            "FooNet uses plain momentum descent as its base optimizer and trains fast.",
+            True,
+        ),
+        (
+            "Which datasets does FooNet use?",
+            "FooNet is tested on datasets such as handwritten digits and street signs.",
+            True,
+        ),
+        (
+            "Which datasets does FooNet use?",
+            "FooNet is tested on datasets such as several public collections.",
+            False,
+        ),
+        ("Which datasets does FooNet use?", "FooNet is tested on six diverse datasets.", False),
+        # a value in parentheses after a name the question names is its reported result
+        (
+            "What top-1 accuracy does FooNet reach on BarSet?",
+            "FooNet performs well on BarSet (81.2%) and BazSet (64.0%).",
+            True,
+        ),
+        (
+            "What top-1 accuracy does FooNet reach on BarSet?",
+            "FooNet performs well on BarSet (256x256 images).",
+            False,
+        ),
+    ],
+)
+def test_which_one_and_what_value_stated_without_the_kind_word(
+    question: str, abstract: str, answerable: bool
+) -> None:
+    assert _verdict(question, abstract).answerable is answerable
+
+
+def test_instance_statements_and_reported_values() -> None:
+    assert states_instance("with the soft actor-critic as a base algorithm", "algorithm")
+    assert not states_instance("uses it as a base algorithm", "algorithm")
+    assert states_instance("benchmarks, including LongQA and others", "datasets")
+    assert not states_instance("benchmarks such as 12 others", "datasets")
+    assert reported_for("BarSet", r"on BarSet (70.61\%) and BazSet")
+    assert reported_for("BarSet", "BarSet (0.82) vs")
+    assert not reported_for("BarSet", "BarSet (12 tasks)")
+    assert not reported_for("Bar", "BarSet (70.1%)")
 
 
 def test_word_coverage_judges_questions_that_name_no_paper() -> None:

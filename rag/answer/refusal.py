@@ -16,12 +16,13 @@ rule about questions and evidence (no word in this module comes from an evaluati
 4. quantities: a question asking for an amount needs a passage sentence that states one next to
    the question's own content words (not only the paper's name); one asking for a measured
    value ("what top-5 error", "what speedup") needs a number in a sentence that states the
-   measure;
+   measure, or a value in parentheses after a name the question names ("FooSet (70.6%)");
 5. named instances: "which datasets", "what LLM", "which base model" need a sentence of the
    paper that writes a name the question does not (not a short form the abstract defines, nor
    a paper's own name) where it speaks of that kind, of its experiments or of what the
    question asks; "several benchmarks" names none; the kind's own word need not be written
-   ("which city" is answered by "Lyon");
+   ("which city" is answered by "Lyon"), and "X as a base KIND" or "KIND such as X" says
+   which one without a name;
 6. coverage: unless the question names its paper, the retrieved passages of the answering
    papers must hold a minimum share of the question's content words that are not the name of
    its subject nor name the kind of answer.
@@ -375,6 +376,53 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
     return kinds
 
 
+# Words that say how many or which sort, not which one ("datasets such as several ...").
+_NOT_AN_INSTANCE = frozenset(
+    """several various many multiple diverse different other others both all some any each
+    numerous standard popular common existing new our their its these those the a an""".split()
+)
+
+
+def states_instance(sentence: str, kind: str) -> bool:
+    """Whether `sentence` says in so many words which thing of `kind` is meant, named or not:
+    "X as a/the (base) KIND" ("the soft actor-critic as a base algorithm"), "KIND such as X",
+    "KIND including X", "KIND, namely X" (the usual phrasings of "X is a KIND"); not "KIND such
+    as several ..."."""
+    kinds = "|".join(re.escape(k) for k in sorted(kind_words(kind), key=len, reverse=True))
+    if not kinds:
+        return False
+    kind_pattern = rf"(?:{kinds})(?:e?s)?"
+    # "X as a base KIND": X is the word (or two) right before "as".
+    for found in re.finditer(
+        rf"([\w-]+)\s+as\s+(?:a|an|the|our|its|their)\s+(?:[\w-]+\s+){{0,2}}?{kind_pattern}\b",
+        sentence,
+        re.IGNORECASE,
+    ):
+        if found.group(1).lower() not in _NOT_AN_INSTANCE | FUNCTION_WORDS:
+            return True
+    for found in re.finditer(
+        rf"\b{kind_pattern}\s*,?\s+(?:such\s+as|including|like|namely|e\.g\.,?)\s+([\w-]+)",
+        sentence,
+        re.IGNORECASE,
+    ):
+        word = found.group(1).lower()
+        if word not in _NOT_AN_INSTANCE and not word.isdigit():
+            return True
+    return False
+
+
+def reported_for(name: str, sentence: str) -> bool:
+    """Whether `sentence` reports a value for `name` the way results are listed, the value in
+    parentheses right after the name ("FooSet (70.61%)", "FooSet (0.82)"): a measure asked of
+    that name is stated even where the sentence calls it "performance"."""
+    return bool(
+        re.search(
+            rf"(?<![\w-]){re.escape(name)}\s*\(\s*\d+(?:\.\d+\s*\\?%|\.\d+|\s*\\?%)",
+            sentence,
+        )
+    )
+
+
 def instance_names(
     sentence: str,
     asked: str,
@@ -582,6 +630,8 @@ def check_answerable(
         near = weights.terms(" ".join(sorted(kind_words(kind) | EXPERIMENT_WORDS)))
         terms = weights.terms(f"{sentence} {expand(sentence, short)}")
         asked = content_terms(part, weights) - subject - title_terms
+        if states_instance(sentence, kind):
+            return True
         return bool(new) and bool(terms & (near | asked | weights.terms(modifiers) - subject))
 
     def counted_in_context(part: str, thing: str) -> bool:
@@ -625,8 +675,15 @@ def check_answerable(
         phrases = [] if _ASKS_HOW.match(part) else asked_phrases(part, subject_names)
         # "How many fields ... evaluated": "evaluated on five domains" (checked once per thing).
         in_context = {t for t in counted_things(part, subject_names) if counted_in_context(part, t)}
+        # "What accuracy on FooSet": "FooSet (70.6%)" reports the measure without its word.
+        others = [n for n in query_names(part) if n not in subject_names]
+        reported = {
+            t
+            for t in measured_things(part, subject_names)
+            if any(reported_for(n, x) for n in others for x in sentences())
+        }
         for phrase in phrases:
-            if phrase in in_context:
+            if phrase in in_context or phrase in reported:
                 continue
             if phrase.lower().split()[-1] in named or phrase.lower() in named:
                 # A sentence names one: "which city" is answered by "Lyon", and "which OCR
@@ -644,7 +701,7 @@ def check_answerable(
         counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
         for thing, value, asking in counted:
             wanted = phrase_terms(thing, weights) - subject
-            if asking == "how many" and thing in in_context:
+            if (asking == "how many" and thing in in_context) or thing in reported:
                 continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
