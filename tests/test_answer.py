@@ -136,6 +136,10 @@ def test_who_wrote_a_paper_is_answered_from_its_metadata(searcher) -> None:  # t
     history = [("What is Cake?", "Cake is a KV cache loading system [1].")]
     answer = make(searcher).answer("Who are its authors?", history=history)
     assert [c.paper_id for c in answer.citations] == [CAKE_ID]
+    # two named papers: one byline each
+    both = make(searcher).answer("Who wrote Cake and DreamDPO?")
+    assert len(both.citations) == 2 and CAKE_ID in [c.paper_id for c in both.citations]
+    assert all(f"[{c.n}]" in both.answer and c.authors[0] in both.answer for c in both.citations)
     # a paper nobody wrote is still refused
     assert make(searcher).answer("Who wrote FooNet-7?").refused
 

@@ -21,12 +21,16 @@ from rag.answer.refusal import is_model_refusal
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent
 
+# "Who wrote X and Y?": at most this many papers' bylines.
+MAX_BYLINES = 5
+
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
-    subject = [h for h in inp.hits if h.paper_id in asked_papers(inp)]
+    about = asked_papers(inp) or inp.named  # the one paper asked about, or those named
+    subject = [h for pid in about for h in inp.hits if h.paper_id == pid][:MAX_BYLINES]
     if subject and wants_byline(inp.question):
         # "Who wrote X?": the metadata answers it, not the abstract
-        yield from byline.run(inp, subject[0])
+        yield from byline.run(inp, subject)
         return
     raw = ""
     if tools.is_extractive:

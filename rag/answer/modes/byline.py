@@ -25,18 +25,25 @@ def byline(authors: Sequence[str]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def run(inp: ModeInput, paper: PaperHit) -> Iterator[AnswerEvent]:
-    """The byline of `paper` (the paper the question is about), one cited sentence."""
-    authors = author_names(paper.authors)
-    if not authors:
-        yield inp.refuse(f"the collection has no author list for “{safe_title(paper.title)}”")
-        return
-    sentence = f"“{safe_title(paper.title)}” is by {byline(authors)}."
-    source = f"Authors: {', '.join(authors)}"
+def run(inp: ModeInput, papers: Sequence[PaperHit]) -> Iterator[AnswerEvent]:
+    """The byline of each of `papers` (those the question is about), one cited sentence each."""
     result = inp.result
-    result.citations.append(citation_for(1, paper, source, supporting=[source]))
-    result.sentences.append(AnswerSentence(sentence, [1], SUPPORTED))
-    result.answer = f"{sentence} [1]"
+    lines = []
+    for paper in papers:
+        authors = author_names(paper.authors)
+        if not authors:
+            continue
+        ref = len(result.citations) + 1
+        sentence = f"“{safe_title(paper.title)}” is by {byline(authors)}."
+        source = f"Authors: {', '.join(authors)}"
+        result.citations.append(citation_for(ref, paper, source, supporting=[source]))
+        result.sentences.append(AnswerSentence(sentence, [ref], SUPPORTED))
+        lines.append(f"{sentence} [{ref}]")
+    if not lines:
+        titles = ", ".join(f"“{safe_title(p.title)}”" for p in papers)
+        yield inp.refuse(f"the collection has no author list for {titles}")
+        return
+    result.answer = "\n".join(lines)
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=result.answer)
     yield inp.final()
