@@ -412,6 +412,7 @@ def test_instance_statements_and_reported_values() -> None:
     assert not states_instance("uses it as a base algorithm", "algorithm")
     assert states_instance("benchmarks, including LongQA and others", "datasets")
     assert not states_instance("benchmarks such as 12 others", "datasets")
+    assert not states_instance("on benchmarks like ours", "datasets")
     assert reported_for("BarSet", r"on BarSet (70.61\%) and BazSet")
     assert reported_for("BarSet", "BarSet (0.82) vs")
     assert not reported_for("BarSet", "BarSet (12 tasks)")

@@ -406,7 +406,7 @@ def states_instance(sentence: str, kind: str) -> bool:
         re.IGNORECASE,
     ):
         word = found.group(1).lower()
-        if word not in _NOT_AN_INSTANCE and not word.isdigit():
+        if word not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not word.isdigit():
             return True
     return False
 
