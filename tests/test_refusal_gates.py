@@ -407,6 +407,22 @@ def test_which_one_and_what_value_stated_without_the_kind_word(
     assert _verdict(question, abstract).answerable is answerable
 
 
+@pytest.mark.parametrize(
+    ("question", "abstract", "answerable"),
+    [
+        ("Which models does FooNet outperform?", "FooNet outperforms strong baselines.", False),
+        ("Which models does FooNet outperform?", "FooNet outperforms BarNet and BazGAN.", True),
+        ("What methods is FooNet compared with?", "We compare FooNet to prior work.", False),
+        # "to compare" is what the model is for, not what it is compared with
+        ("Which model does FooNet use to compare images?", "FooNet compares images.", True),
+    ],
+)
+def test_a_generic_kind_compared_with_asks_for_the_baselines(
+    question: str, abstract: str, answerable: bool
+) -> None:
+    assert _verdict(question, abstract).answerable is answerable
+
+
 def test_instance_statements_and_reported_values() -> None:
     assert states_instance("with the soft actor-critic as a base algorithm", "algorithm")
     assert not states_instance("uses it as a base algorithm", "algorithm")

@@ -22,7 +22,8 @@ rule about questions and evidence (no word in this module comes from an evaluati
    a paper's own name) where it speaks of that kind, of its experiments or of what the
    question asks; "several benchmarks" names none; the kind's own word need not be written
    ("which city" is answered by "Lyon"), and "X as a base KIND" or "KIND such as X" says
-   which one without a name;
+   which one without a name; a generic kind a paper is compared with ("which models does X
+   outperform") asks for its baselines by name;
 6. coverage: unless the question names its paper, the retrieved passages of the answering
    papers must hold a minimum share of the question's content words that are not the name of
    its subject nor name the kind of answer.
@@ -334,6 +335,15 @@ _GENERIC_KIND = re.compile(
     re.IGNORECASE,
 )
 
+# A generic kind that a paper is compared with ("which models does X outperform", "what methods
+# did they compare it against"): the answer names the paper's baselines.
+_COMPARED_KIND = re.compile(
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)(models?|methods?|algorithms?|approaches|"
+    r"techniques|systems)(?=\s+(?:does|do|did|is|are|was|were|has|have)\s+"
+    r"(?:(?!to\b|in\b|for\b)[\w-]+\s+){0,4}?(?:compared?|outperforms?|outperformed|beats?|"
+    r"beaten|surpass(?:es|ed)?)\b)",
+    re.IGNORECASE,
+)
 
 DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
 # A chatbot is a large language model: a paper names "GPT-4" among "larger language models".
@@ -369,6 +379,7 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
     if named_paper:
         matches += list(_KIND_DOING.finditer(question))
         matches += list(_GENERIC_KIND.finditer(question))
+        matches += list(_COMPARED_KIND.finditer(question))
     for match in matches:
         between = match.group(1).lower().split()
         if not any(w in _PHRASE_END or w in _DETERMINERS or w in ASKING_WORDS for w in between):
