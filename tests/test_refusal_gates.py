@@ -423,6 +423,64 @@ def test_a_generic_kind_compared_with_asks_for_the_baselines(
     assert _verdict(question, abstract).answerable is answerable
 
 
+@pytest.mark.parametrize(
+    ("question", "abstract", "answerable"),
+    [
+        # the kind of answer in other words: "shape", "failing", plural kinds
+        (
+            "What shape does FooNet's loss curve have?",
+            "FooNet's loss curve follows a power law.",
+            True,
+        ),
+        (
+            "What failing of earlier planners does FooNet fix?",
+            "Earlier planners are myopic; FooNet plans ahead.",
+            True,
+        ),
+        (
+            "Which network architectures does FooNet run on?",
+            "FooNet is tested on the BarNet-50 network.",
+            True,
+        ),
+        # a short form defined by the asked kind's modifiers names one of that kind
+        (
+            "Which risk measure does FooNet optimize?",
+            "FooNet optimizes the tail value at risk (TVaR) of returns.",
+            True,
+        ),
+        (
+            "Which real-world graph datasets is FooNet tested on?",
+            "FooNet handles unsupervised graph transfer (UGT) on real-world datasets.",
+            False,
+        ),
+        # "cities'" is a plural possessive: the datasets must still be named
+        (
+            "Which two cities' taxi datasets does FooNet use?",
+            "FooNet uses two taxi datasets.",
+            False,
+        ),
+        # adjectives and a quantity's kind ask for its value
+        (
+            "What numerical competitive ratio does FooNet reach?",
+            "FooNet reaches a near-optimal competitive ratio.",
+            False,
+        ),
+        (
+            "What numerical competitive ratio does FooNet reach?",
+            "FooNet reaches a competitive ratio of 1.5.",
+            True,
+        ),
+    ],
+)
+def test_kinds_of_answer_in_other_words(question: str, abstract: str, answerable: bool) -> None:
+    assert _verdict(question, abstract).answerable is answerable
+
+
+def test_plural_kinds_of_answer_are_no_asked_words() -> None:
+    for kind in ("architectures", "ratios", "proportions", "drawbacks", "shortcomings"):
+        assert asked_phrases(f"Which network {kind} does FooNet report?", ["FooNet"]) == ["network"]
+
+
 def test_instance_statements_and_reported_values() -> None:
     assert states_instance("with the soft actor-critic as a base algorithm", "algorithm")
     assert not states_instance("uses it as a base algorithm", "algorithm")

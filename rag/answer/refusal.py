@@ -22,8 +22,10 @@ rule about questions and evidence (no word in this module comes from an evaluati
    a paper's own name) where it speaks of that kind, of its experiments or of what the
    question asks; "several benchmarks" names none; the kind's own word need not be written
    ("which city" is answered by "Lyon"), and "X as a base KIND" or "KIND such as X" says
-   which one without a name; a generic kind a paper is compared with ("which models does X
-   outperform") asks for its baselines by name;
+   which one without a name, and so does a short form the abstract defines by all the words
+   that narrow the kind ("which risk measure": "conditional value at risk (CVaR)"); a generic
+   kind a paper is compared with ("which models does X outperform") asks for its baselines by
+   name; adjectives and a quantity's kind ("what numerical competitive ratio") ask for a value;
 6. coverage: unless the question names its paper, the retrieved passages of the answering
    papers must hold a minimum share of the question's content words that are not the name of
    its subject nor name the kind of answer.
@@ -75,7 +77,9 @@ ANSWER_KINDS = frozenset(
     families variant variants form forms scheme schemes suite suites quantity quantities piece
     pieces fix fixes solution solutions remedy remedies margin margins routine routines
     procedure procedures field fields domain domains area areas application
-    applications""".split()
+    applications architectures fractions motivations percentages portions proportions ratios
+    relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
+    drawback drawbacks flaw flaws failing failings""".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
@@ -259,7 +263,7 @@ _ADJECTIVE = re.compile(
     r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible)|"
     r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained|world)"
 )
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b|(?<=s)['’](?=\s)")  # "X's", "cities'"
 _PUNCTUATION = re.compile(r"[,;:?!()\[\]]|\.(?:\s|$)")
 # A question that asks how something is done ("how does X ...", not "how many").
 _ASKS_HOW = re.compile(r"\s*how\s+(?:does|do|did|is|are|was|were|can|could|would|should)\b", re.I)
@@ -289,7 +293,19 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
         headed = after is not None and after.group(1).lower() in ANSWER_KINDS
         if phrase.split()[-1].lower() in MEASURES and not headed:
             found.append(phrase)
-    return found
+    # "what numerical competitive ratio": adjectives and a quantity's kind ask for its value.
+    for match in _QUANTITY_KIND.finditer(question):
+        words = match.group(1).split()
+        if words and all(_ADJECTIVE.fullmatch(w.lower()) for w in words):
+            found.append(match.group(0).split(None, 1)[1])
+    return list(dict.fromkeys(found))
+
+
+_QUANTITY_KIND = re.compile(
+    r"\b(?:what|which)\s+((?:[\w-]+\s+){1,3}?)(?:ratios?|fractions?|percentages?|proportions?|"
+    r"shares?)\b",
+    re.IGNORECASE,
+)
 
 
 # Kinds of thing whose instances go by names: "which datasets", "what LLM". The answer names
@@ -375,6 +391,7 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
     OCR datasets" -> ("OCR", "datasets")). With a `named_paper`, also a kind followed by its own
     verb and object ("which LLM drives the agents of X")."""
     kinds = []
+    question = _POSSESSIVE.sub("", question)
     matches = list(_KIND_ASKED.finditer(question))
     if named_paper:
         matches += list(_KIND_DOING.finditer(question))
@@ -642,6 +659,15 @@ def check_answerable(
         terms = weights.terms(f"{sentence} {expand(sentence, short)}")
         asked = content_terms(part, weights) - subject - title_terms
         if states_instance(sentence, kind):
+            return True
+        # A short form the abstract defines by all the words of the asked kind's modifiers
+        # names one ("which risk measure": "conditional value at risk (CVaR)").
+        narrowing = weights.terms(modifiers) - subject
+        if narrowing and any(
+            narrowing <= weights.terms(long)
+            and re.search(rf"(?<![\w-]){re.escape(short_form)}(?![\w-])", sentence)
+            for short_form, long in short.items()
+        ):
             return True
         return bool(new) and bool(terms & (near | asked | weights.terms(modifiers) - subject))
 
