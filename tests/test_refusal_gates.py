@@ -21,6 +21,7 @@ from rag.answer.refusal import (
     phrase_terms,
     reported_for,
     states_instance,
+    topic_terms,
 )
 from rag.records import PaperHit
 from rag.text.names import name_base, query_names
@@ -474,6 +475,13 @@ def test_a_generic_kind_compared_with_asks_for_the_baselines(
 )
 def test_kinds_of_answer_in_other_words(question: str, abstract: str, answerable: bool) -> None:
     assert _verdict(question, abstract).answerable is answerable
+
+
+def test_a_kind_a_topic_studies_is_a_topic_word() -> None:
+    # "architectures" names the kind of answer in a question, and the subject of a topic
+    terms = topic_terms("papers that design network architectures", _weights())
+    assert {"network", "architectur"} <= terms
+    assert "method" not in topic_terms("papers with methods for sorting", _weights())
 
 
 def test_plural_kinds_of_answer_are_no_asked_words() -> None:

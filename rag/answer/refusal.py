@@ -81,6 +81,9 @@ ANSWER_KINDS = frozenset(
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
     drawback drawbacks flaw flaws failing failings""".split()
 )
+# Kinds of answer that a topic studies as such ("papers that design network architectures",
+# "3D shape generation"): in a topic they are content words.
+STUDIED_KINDS = frozenset("architecture architectures shape shapes".split())
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
 # answer need not repeat them.
@@ -197,7 +200,7 @@ def topic_terms(text: str, weights: TermWeights) -> set[str]:
         for w in _WORD.findall(without_venues(text))
         if w.lower() not in ASKING_WORDS
         and w.lower() not in FUNCTION_WORDS
-        and w.lower() not in ANSWER_KINDS
+        and (w.lower() not in ANSWER_KINDS or w.lower() in STUDIED_KINDS)
     ]
     return weights.terms(" ".join(words)) if words else set()
 
