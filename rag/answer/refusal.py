@@ -287,6 +287,14 @@ MEASURES = frozenset(
 )
 
 
+# "what numerical competitive ratio": a quantity's kind after adjectives only.
+_QUANTITY_KIND = re.compile(
+    r"\b(?:what|which)\s+((?:[\w-]+\s+){1,3}?)(?:ratios?|fractions?|percentages?|proportions?|"
+    r"shares?)\b",
+    re.IGNORECASE,
+)
+
+
 def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
     """The asked-for phrases that name a measured quantity ("what top-5 error does X reach"
     -> "top-5 error"; not "which score function": there the head noun is "function")."""
@@ -302,13 +310,6 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
         if words and all(_ADJECTIVE.fullmatch(w.lower()) for w in words):
             found.append(match.group(0).split(None, 1)[1])
     return list(dict.fromkeys(found))
-
-
-_QUANTITY_KIND = re.compile(
-    r"\b(?:what|which)\s+((?:[\w-]+\s+){1,3}?)(?:ratios?|fractions?|percentages?|proportions?|"
-    r"shares?)\b",
-    re.IGNORECASE,
-)
 
 
 # Kinds of thing whose instances go by names: "which datasets", "what LLM". The answer names
@@ -423,23 +424,17 @@ def states_instance(sentence: str, kind: str) -> bool:
     if not kinds:
         return False
     kind_pattern = rf"(?:{kinds})(?:e?s)?"
-    # "X as a base KIND": X is the word (or two) right before "as".
-    for found in re.finditer(
+    patterns = (
+        # "X as a base KIND": X is the word right before "as"
         rf"([\w-]+)\s+as\s+(?:a|an|the|our|its|their)\s+(?:[\w-]+\s+){{0,2}}?{kind_pattern}\b",
-        sentence,
-        re.IGNORECASE,
-    ):
-        if found.group(1).lower() not in _NOT_AN_INSTANCE | FUNCTION_WORDS:
-            return True
-    for found in re.finditer(
         rf"\b{kind_pattern}\s*,?\s+(?:such\s+as|including|like|namely|e\.g\.,?)\s+([\w-]+)",
-        sentence,
-        re.IGNORECASE,
-    ):
-        word = found.group(1).lower()
-        if word not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not word.isdigit():
-            return True
-    return False
+    )
+    words = [
+        found.group(1).lower()
+        for pattern in patterns
+        for found in re.finditer(pattern, sentence, re.IGNORECASE)
+    ]
+    return any(w not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words)
 
 
 def reported_for(name: str, sentence: str) -> bool:
@@ -672,7 +667,7 @@ def check_answerable(
             for short_form, long in short.items()
         ):
             return True
-        return bool(new) and bool(terms & (near | asked | weights.terms(modifiers) - subject))
+        return bool(new) and bool(terms & (near | asked | narrowing))
 
     def counted_in_context(part: str, thing: str) -> bool:
         """Whether a sentence counts something ("five domains", "up to four steps") where it
@@ -716,12 +711,13 @@ def check_answerable(
         # "How many fields ... evaluated": "evaluated on five domains" (checked once per thing).
         in_context = {t for t in counted_things(part, subject_names) if counted_in_context(part, t)}
         # "What accuracy on FooSet": "FooSet (70.6%)" reports the measure without its word.
+        measured = measured_things(part, subject_names)
         others = [n for n in query_names(part) if n not in subject_names]
-        reported = {
-            t
-            for t in measured_things(part, subject_names)
-            if any(reported_for(n, x) for n in others for x in sentences())
-        }
+        reported = (
+            set(measured)
+            if measured and any(reported_for(n, x) for n in others for x in sentences())
+            else set()
+        )
         for phrase in phrases:
             if phrase in in_context or phrase in reported:
                 continue
@@ -738,7 +734,7 @@ def check_answerable(
         # measure's value is written in digits or as a multiple, not as "four"; the digit of
         # "top-5" is part of the name of the measure).
         counted = [(t, _DIGIT, "how many") for t in counted_things(part, subject_names)]
-        counted += [(t, _MEASURE_VALUE, "the") for t in measured_things(part, subject_names)]
+        counted += [(t, _MEASURE_VALUE, "the") for t in measured]
         for thing, value, asking in counted:
             wanted = phrase_terms(thing, weights) - subject
             if (asking == "how many" and thing in in_context) or thing in reported:

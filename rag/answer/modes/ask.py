@@ -26,12 +26,14 @@ MAX_BYLINES = 5
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
-    about = asked_papers(inp) or inp.named  # the one paper asked about, or those named
-    subject = [h for pid in about for h in inp.hits if h.paper_id == pid][:MAX_BYLINES]
-    if subject and wants_byline(inp.question):
-        # "Who wrote X?": the metadata answers it, not the abstract
-        yield from byline.run(inp, subject)
-        return
+    if wants_byline(inp.question):
+        # "Who wrote X?": the metadata answers it, not the abstract (the one paper asked
+        # about, or those named)
+        about = asked_papers(inp) or inp.named
+        subject = [h for pid in about for h in inp.hits if h.paper_id == pid][:MAX_BYLINES]
+        if subject:
+            yield from byline.run(inp, subject)
+            return
     raw = ""
     if tools.is_extractive:
         raw = compose_extractive(
