@@ -30,7 +30,13 @@ from rag.answer.refusal import (
     counted_things,
     is_model_refusal,
 )
-from rag.answer.relevance import THRESHOLD, judge_papers
+from rag.answer.relevance import (
+    CORE_PAPERS,
+    CORE_SIMILARITY,
+    THRESHOLD,
+    judge_papers,
+    resembling_core,
+)
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
 from rag.text.names import NameIndex, query_names
@@ -639,6 +645,30 @@ def test_a_title_naming_the_topic_counts_toward_relevance() -> None:
         lambda t: 3,
     )
     assert [h.paper_id for h in decision.relevant] == ["a"]
+
+
+def test_a_summary_keeps_the_papers_that_resemble_the_topics_clearest_ones() -> None:
+    import numpy as np
+
+    def unit(*xs: float) -> np.ndarray:
+        v = np.asarray(xs, dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    core = [PaperHit(f"c{i}", "On topic", [], "", "", 0.0) for i in range(CORE_PAPERS)]
+    near = PaperHit("near", "Also on topic", [], "", "", 0.0)
+    far = PaperHit("far", "Uses the topic's words", [], "", "", 0.0)
+    unknown = PaperHit("unknown", "No vector stored", [], "", "", 0.0)
+    vectors = {h.paper_id: unit(1.0, 0.05 * i, 0.0) for i, h in enumerate(core)}
+    vectors["near"] = unit(1.0, 0.3, 0.2)
+    vectors["far"] = unit(0.2, 0.0, 1.0)
+    centre = unit(*np.mean([vectors[h.paper_id] for h in core], axis=0))
+    assert float(vectors["near"] @ centre) >= CORE_SIMILARITY > float(vectors["far"] @ centre)
+    kept = resembling_core([*core, far, near, unknown], vectors)
+    assert [h.paper_id for h in kept] == [*(h.paper_id for h in core), "near", "unknown"]
+    # The clearest papers themselves always stay, however spread out they are.
+    spread = {h.paper_id: unit(*np.eye(3)[i % 3]) for i, h in enumerate(core)}
+    assert resembling_core(core, spread) == core
+    assert resembling_core([far, near], {}) == [far, near]  # nothing to compare with
 
 
 def test_a_topic_and_its_short_form_are_one_topic() -> None:

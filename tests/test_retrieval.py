@@ -51,6 +51,20 @@ def test_filters(searcher) -> None:  # type: ignore[no-untyped-def]
         SearchFilters(status="workshop")
 
 
+def test_a_papers_vector_is_the_normalised_mean_of_its_chunks(searcher) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    vectors = searcher.paper_vectors([CAKE_ID, "no-such-paper"])
+    assert list(vectors) == [CAKE_ID]  # a paper with no stored chunk is left out
+    rows = searcher.lexical.rows_of(CAKE_ID)
+    chunks = searcher.store.vectors([searcher.lexical.table.ids[i] for i in rows])
+    mean = np.mean(list(chunks.values()), axis=0)
+    assert np.allclose(vectors[CAKE_ID], mean / np.linalg.norm(mean), atol=1e-5)
+    # Unlike a query's best chunk, the paper's vector is close to, not equal to, any one chunk
+    # when the abstract has several.
+    assert abs(float(np.linalg.norm(vectors[CAKE_ID])) - 1.0) < 1e-5
+
+
 def test_empty_query_is_an_error(searcher) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(PaperTalkError, match="empty query"):
         searcher.search("   \n ")

@@ -222,6 +222,9 @@ class Answerer:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self.searcher.embedder.embed_documents(list(texts)))
 
+    def paper_vectors(self, paper_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return self.searcher.paper_vectors(paper_ids)
+
     def abstract_sentences(self, paper_id: str) -> list[str]:
         """The sentences of a paper's stored abstract; instructions to a model are cut out
         (they are never quoted in a table or summary)."""

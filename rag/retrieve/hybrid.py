@@ -141,6 +141,25 @@ class HybridSearcher:
                 best[pid] = max(best[pid], float(vector @ query_vector))
         return best
 
+    def paper_vectors(self, paper_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each paper's embedding: the normalised mean of its stored chunk vectors (papers with
+        none stored are left out)."""
+        table = self.lexical.table
+        rows = [i for pid in dict.fromkeys(paper_ids) for i in self.lexical.rows_of(pid)]
+        vectors = self.store.vectors([table.ids[i] for i in rows])
+        chunks: dict[str, list[np.ndarray]] = {}
+        for i in rows:
+            vector = vectors.get(table.ids[i])
+            if vector is not None:
+                chunks.setdefault(table.paper_ids[i], []).append(vector)
+        out = {}
+        for pid, vs in chunks.items():
+            mean = np.mean(vs, axis=0)
+            norm = float(np.linalg.norm(mean))
+            if norm > 0:
+                out[pid] = (mean / norm).astype(np.float32)
+        return out
+
     def _rare_name_terms(self, query: str) -> list[list[str]]:
 
         df = self.lexical.df

@@ -74,6 +74,10 @@ class ModeTools(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    def paper_vectors(self, paper_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each paper's stored embedding (the normalised mean of its chunks' vectors)."""
+        ...
+
     def weights(self) -> TermWeights: ...
 
     def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:

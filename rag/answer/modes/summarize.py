@@ -17,6 +17,7 @@ from rag.answer.intent import topic_of
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.quotes import classify, quote_support, short_title
 from rag.answer.refusal import ASKING_WORDS
+from rag.answer.relevance import resembling_core
 from rag.answer.safety import safe_title
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
@@ -48,6 +49,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         parts_intro = "No paper covers all of this; the closest papers:"
     else:
         parts_intro = ""
+        if len(relevant) > MAX_SUMMARIZED:  # more than a summary holds: its core first
+            relevant = resembling_core(
+                relevant, tools.paper_vectors([h.paper_id for h in relevant])
+            )
     more = relevant[MAX_SUMMARIZED:]
     relevant = relevant[:MAX_SUMMARIZED]
     parts: list[str] = [parts_intro] if parts_intro else []
