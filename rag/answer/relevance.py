@@ -51,6 +51,16 @@ ANCHOR_SPREAD = 10
 # absent topics all refused; MIN_LIFT 2 or 10 and NEAREST 20 were no better.
 NEAREST = 10
 MIN_LIFT = 5.0
+# When more papers are relevant than a summary holds, it covers the topic's core: a paper stays
+# only when its embedding is at least CORE_SIMILARITY cosine-similar to the mean embedding of the
+# topic's CORE_PAPERS highest-scoring papers (pseudo-relevance feedback: papers about a topic
+# resemble its clearest papers; one that only uses the topic's words does not). On the summary
+# questions of bench/qa/tune.jsonl, tune3, tune7 and tune8 (papers on topic / on-topic papers
+# covered): 0.80/0.78, 0.75/0.81, 0.49/0.72, 0.53/0.90 -> 0.85/0.80, 0.80/0.80, 0.54/0.70,
+# 0.75/0.95; 3 or 4 papers or a bar of 0.6 / 0.7 traded more recall. For lists it bought 0-4
+# points of precision for a point of recall, so lists keep every relevant paper.
+CORE_PAPERS = 5
+CORE_SIMILARITY = 0.65
 
 
 @dataclass(frozen=True)
@@ -239,18 +249,6 @@ def judge_papers(
             )
         )
     return TopicDecision(terms, core, judged)
-
-
-# When more papers are relevant than a summary holds, it covers the topic's core: a paper stays
-# only when its embedding is at least CORE_SIMILARITY cosine-similar to the mean embedding of the
-# topic's CORE_PAPERS highest-scoring papers (pseudo-relevance feedback: papers about a topic
-# resemble its clearest papers; one that only uses the topic's words does not). On the summary
-# questions of bench/qa/tune.jsonl, tune3, tune7 and tune8 (papers on topic / on-topic papers
-# covered): 0.80/0.78, 0.75/0.81, 0.49/0.72, 0.53/0.90 -> 0.85/0.80, 0.80/0.80, 0.54/0.70,
-# 0.75/0.95; 3 or 4 papers or a bar of 0.6 / 0.7 traded more recall. For lists it bought 0-4
-# points of precision for a point of recall, so lists keep every relevant paper.
-CORE_PAPERS = 5
-CORE_SIMILARITY = 0.65
 
 
 def resembling_core(
