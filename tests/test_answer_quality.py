@@ -39,7 +39,7 @@ from rag.answer.relevance import (
 )
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
-from rag.text.names import NameIndex, query_names
+from rag.text.names import NameIndex, method_name, query_names
 from rag.text.questions import without_venues
 from rag.text.terms import tokenize
 
@@ -180,6 +180,9 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
     index = NameIndex(papers, abstracts)
     assert index.papers_named_in("How fast is Cake?") == ["a"]
     assert index.papers_named_in("Which models are trained using graphs?") == []
+    # "known as" and "referred to as" introduce a name like "called" does.
+    for intro in ("we introduce a novel method, known as FooNet,", "referred to as FooNet, it"):
+        assert method_name(f"To fix this, {intro} which scales.") == "FooNet"
 
 
 def test_a_name_of_several_words_is_a_name_only_as_its_paper_writes_it() -> None:
@@ -690,6 +693,16 @@ def test_a_topic_and_its_short_form_are_one_topic() -> None:
         anchors=["qkt"],
     )
     assert [h.paper_id for h in decision.relevant] == ["a", "b"]
+
+
+def test_a_term_one_abstract_mentions_once_is_no_second_subject(answerer) -> None:  # type: ignore[no-untyped-def]
+    # Only one bundled abstract writes "MMLU", once: beside Cake's name it is the measure asked
+    # of Cake, which Cake's abstract does not report, not a second paper to answer about.
+    assert answerer._subject_papers("What MMLU score does Cake reach?") == [CAKE_ID]
+    answer = answerer.answer("What MMLU score does Cake reach?")
+    assert answer.refused and "Cake" in (answer.refusal_reason or ""), answer.answer
+    # Alone, the term still picks out the paper that writes it.
+    assert len(answerer._subject_papers("How is MMLU used?")) == 1
 
 
 def test_a_name_only_one_abstract_writes_names_that_paper(answerer) -> None:  # type: ignore[no-untyped-def]

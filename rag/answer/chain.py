@@ -613,9 +613,19 @@ class Answerer:
                 papers = list(dict.fromkeys(p for p, t in self._long_titles() if phrase in t))
                 if 0 < len(papers) <= MAX_PAPERS_PER_NAME:
                     named.setdefault(" ".join(words), papers)
+        written_once: dict[str, list[str]] = {}
         for name in query_names(rest):
-            papers = self._papers_of(name)
-            if papers:
+            own, writer = self._papers_of(name)
+            if own:
+                named.setdefault(name, own)
+            elif writer:
+                written_once.setdefault(name, writer)
+        others = bool(named)
+        for name, papers in written_once.items():
+            # A term one abstract writes is that paper's name when the question names nothing
+            # else, or when the abstract writes it again: a term it writes once beside another
+            # paper's name is something it mentions (a metric: "What PSNR does FooNet reach?").
+            if not others or self._written_again(name, papers[0]):
                 named.setdefault(name, papers)
         for name, papers in named.items():
             if len(papers) > 1:  # "CAT" for two papers: the one the rest of the question fits
@@ -670,18 +680,24 @@ class Answerer:
             self._titles_of = (papers, titles)
         return self._titles_of[1]
 
-    def _papers_of(self, name: str) -> list[str]:
-        """The papers a name picks out: those whose own name it is (title or method name), else
-        the one paper that writes it at all (a name only one abstract uses is that paper's);
-        none for a field term that many abstracts write (GPU, ReLU), even if a few titles carry
-        it."""
+    def _papers_of(self, name: str) -> tuple[list[str], list[str]]:
+        """The papers whose own name `name` is (title or method name), and else the one paper
+        that writes it at all (a term only one abstract uses, a metric's short form as well as
+        a name, picks out that paper when the question names nothing else); neither for a field
+        term that many abstracts write (GPU, ReLU), even if a few titles carry it."""
         writers = self._writers(name)
         if len(writers) > MAX_MENTIONS_OF_A_NAME:
-            return []
+            return [], []
         named = self.named_papers(name)
         if 0 < len(named) <= MAX_PAPERS_PER_NAME:
-            return named
-        return list(writers) if len(writers) == 1 else []
+            return named, []
+        return [], list(writers) if len(writers) == 1 else []
+
+    def _written_again(self, name: str, paper_id: str) -> bool:
+        """Whether the paper's title and abstract write `name` at least twice."""
+        title = self.searcher.lexical.table.papers[paper_id].get("title", "")
+        text = " ".join([str(title), *self.abstract_sentences(paper_id)])
+        return len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)) >= 2
 
     def _writers(self, name: str) -> tuple[str, ...]:
         """The papers that write `name` (as a word, case as given), in collection order."""

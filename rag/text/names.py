@@ -185,7 +185,7 @@ _NOUNS = (
     r"(?:framework|method|approach|model|algorithm|system|technique|benchmark|dataset|pipeline|"
     r"architecture|strategy|library|tool|toolkit|paradigm|metric|network|agent|procedure)s?"
 )
-_NAMING = r"(?:called|named|termed|dubbed|coined)"
+_NAMING = r"(?:called|named|termed|dubbed|coined|known\s+as|referred\s+to\s+as)"
 _METHOD_PATTERNS = (
     # "we present X,", "we propose a novel framework, **X**,", "introduces X, a method"
     re.compile(
