@@ -157,6 +157,28 @@ def test_a_name_written_without_its_hyphen_is_mentioned() -> None:
     assert not absent.answerable and "FooText-2" in absent.reason
 
 
+def test_a_hyphenated_name_is_mentioned_only_with_its_parts_together() -> None:
+    question = "What does FooNet-3 report on long inputs?"
+    scattered = _verdict(question, "FooNet handles long inputs in 3 stages.")
+    assert not scattered.answerable and "FooNet-3" in scattered.reason
+    spaced = _verdict(question, "FooNet 3 handles long inputs in three stages.")
+    assert spaced.answerable, spaced.reason
+
+
+def test_a_name_before_the_asked_kinds_head_names_an_instance_of_it() -> None:
+    question = "Which combinatorial dimension controls the sample cost of FooNet?"
+    named = _verdict(question, "The sample cost of FooNet is set by the finite Barlow dimension.")
+    assert named.answerable, named.reason
+    unnamed = _verdict(question, "The sample cost of FooNet grows with the dimension.")
+    assert not unnamed.answerable and "combinatorial dimension" in unnamed.reason
+    # The question's own words are no new name.
+    echoed = _verdict(
+        "Which combinatorial dimension bounds the sample cost of FooNet?",
+        "FooNet bounds its sample cost by the FooNet dimension.",
+    )
+    assert not echoed.answerable
+
+
 def test_a_degree_adverb_ends_the_asked_phrase() -> None:
     assert asked_phrases("Which loss weights best suit small budgets?") == ["loss weights"]
 
@@ -193,6 +215,14 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         # An earlier or existing thing is asked for by what it is, not by when it came.
         ("Which earlier task does FooNet extend?", []),
         ("What existing loss does FooNet replace?", ["loss"]),
+        ("Which older family of solvers does FooNet call slow?", []),
+        ("Against how many competing methods is FooNet tested?", []),
+        # A word before "whether" or "if" is a verb too.
+        ("Which graph statistic decides whether FooNet converges?", ["graph statistic"]),
+        # "At what point" asks when; a regime or phase is a kind of answer.
+        ("At what point does FooNet merge its inputs?", []),
+        ("At what regime does FooNet stop improving?", []),
+        ("What time budget does FooNet need?", ["time budget"]),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:

@@ -79,7 +79,7 @@ ANSWER_KINDS = frozenset(
     procedure procedures field fields domain domains area areas application
     applications architectures fractions motivations percentages portions proportions ratios
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
-    drawback drawbacks flaw flaws failing failings""".split()
+    drawback drawbacks flaw flaws failing failings regime regimes phase phases""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation"): in a topic they are content words.
@@ -91,7 +91,7 @@ RELATING_WORDS = frozenset(
     """different distinct various respective similar common shared separate new novel
     alternative individual underlying overall general corresponding additional extra
     proposed usual typical standard conventional traditional classic classical earlier
-    previous prior existing original former""".split()
+    previous prior existing original former older newer competing rival preceding""".split()
 )
 # The asked-for phrase: at most this many words after the question word (English noun phrases
 # there are short; longer runs reach into the verb); it counts as stated when the retrieved
@@ -106,6 +106,12 @@ _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECAS
 # Words that open a noun phrase: right after a question word they show that the word between
 # was a verb ("what makes the model ..."), so there is no asked-for phrase.
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
+# A verb comes before these too ("which dimension decides whether ...").
+_CLAUSE_OPENERS = _DETERMINERS | frozenset({"whether", "if"})
+# "At what point / time / moment" asks when: the word after the question word is no asked-for
+# phrase.
+_WHEN = re.compile(r"\bat\s+$", re.IGNORECASE)
+_WHEN_NOUNS = frozenset({"point", "time", "moment"})
 # Comparatives and superlatives after "how much/many" ("how much faster") ask for a degree.
 _DEGREE = re.compile(r"[a-z]{3,}(?:er|est)")
 # Where the asked-for phrase ends: an auxiliary verb, a preposition or a punctuation mark.
@@ -220,8 +226,14 @@ def asked_phrases(
     for match in after.finditer(question):
         # A punctuation mark ends the phrase ("on how many tasks, over how many suites").
         following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
-        if len(following) >= 2 and following[1].lower() in _DETERMINERS:
+        if len(following) >= 2 and following[1].lower() in _CLAUSE_OPENERS:
             continue  # "what <verb> the ...": the question word is the subject
+        if (
+            following[:1]
+            and following[0].lower() in _WHEN_NOUNS
+            and _WHEN.search(question[max(0, match.start() - 4) : match.start()])
+        ):
+            continue  # "at what point": asks when, as "when" does
         amount = match.group(1).lower().startswith("how")
         found: list[str] = []
         words: list[str] = []
@@ -245,7 +257,7 @@ def asked_phrases(
                 break
             if len(words) >= PHRASE_WORDS:
                 break
-            if words and k + 1 < len(following) and following[k + 1].lower() in _DETERMINERS:
+            if words and k + 1 < len(following) and following[k + 1].lower() in _CLAUSE_OPENERS:
                 break  # "what module extends the ...": a word before "the" is a verb
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
                 # Adjectives alone only narrow the kind ("which probabilistic models", "what
@@ -503,6 +515,20 @@ def _stated_share(wanted: set[str], found: set[str], weights: TermWeights) -> fl
     return sum(weights.idf(t) for t in wanted & found) / total if total else None
 
 
+def _named_instance_of(phrase: str, text: str, question: str) -> bool:
+    """Whether `text` names an instance of the asked `phrase`'s head noun with a name the
+    question does not write: a capitalised word inside a sentence right before the head ("which
+    combinatorial dimension": "finite Littlestone dimension"). The name narrows the kind as the
+    phrase's other words do."""
+    words = _WORD.findall(phrase)
+    if len(words) < 2:
+        return False
+    head = re.escape(words[-1].rstrip("s"))
+    pattern = rf"(?<=[a-z0-9,;(] )([A-Z][A-Za-z0-9-]*)\s+(?i:{head}s?)\b"
+    asked = {w.lower() for w in _WORD.findall(question)}
+    return any(m.group(1).lower() not in asked for m in re.finditer(pattern, text))
+
+
 def _phrase_stated(wanted: set[str], found: set[str], weights: TermWeights) -> bool:
     """Whether `found` terms state an asked-for phrase: enough of its weight, or all its words
     but one."""
@@ -518,7 +544,8 @@ def _all_but_one(asked: set[str], found: set[str]) -> bool:
 
 def _mentions(name: str, text: str) -> bool:
     """Whether `text` names `name` (a plural -s aside; a hyphenated name may be written with
-    spaces or other hyphens: every part must occur as a word)."""
+    spaces or other dashes between its parts, in order: "Mamba 2" for "Mamba-2", never "Mamba"
+    and a "2" elsewhere)."""
     variants = {name, name.rstrip("s")} if len(name) > 3 else {name}
     if any(re.search(rf"(?<![\w]){re.escape(v)}", text, re.IGNORECASE) for v in variants):
         return True
@@ -526,9 +553,8 @@ def _mentions(name: str, text: str) -> bool:
     if compact != name.lower() and compact in _compact(text):
         return True
     parts = [p for p in name.split("-") if p]
-    return len(parts) > 1 and all(
-        re.search(rf"(?<![\w]){re.escape(p)}(?![\w])", text, re.IGNORECASE) for p in parts
-    )
+    joined = r"[\s\u2010-\u2015-]+".join(re.escape(p) for p in parts)
+    return len(parts) > 1 and bool(re.search(rf"(?<![\w]){joined}(?![\w])", text, re.IGNORECASE))
 
 
 def _compact(text: str) -> str:
@@ -607,6 +633,8 @@ def check_answerable(
         """Whether `text` (whose terms are `found`) states the asked `phrase`; a word it puts
         differently (big/large, speed/fast) counts."""
         if _phrase_stated(wanted, found, weights):
+            return True
+        if _named_instance_of(phrase, text, question):
             return True
         missing = [x for x in _WORD.findall(phrase) if weights.terms(x) & (wanted - found)]
         # A short form the text spells out ("LMs" for "language models") is stated, and so is
