@@ -64,6 +64,8 @@ def _verdict(
         ("What large language model does FooNet call?", [("large", "language model")]),
         ("Which datasets and encoders are used?", [("", "datasets")]),
         ("In which environments were the experiments run?", [("", "environments")]),
+        ("Which robot arms were used in the trials?", [("", "robot arms")]),
+        ("Which robotic platform is FooNet deployed on?", [("", "robotic platform")]),
         # The kind is the subject of its own verb: the question asks which paper.
         ("Which benchmark tests whether agents can cheat?", []),
         # The question word asks for a paper; the kind comes later.

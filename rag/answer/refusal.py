@@ -332,7 +332,7 @@ NAMED_KINDS = frozenset(
     simulators library libraries backbone backbones baseline baselines environment
     environments country countries city cities language languages accelerator accelerators
     chip chips hardware chatbot chatbots""".split()
-)  # and "language model(s)", "graphics card(s)"
+)  # and "language model(s)", "graphics card(s)", "robot arm(s)", "robots"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
 # benchmark tests ...") asks which paper, answered by the paper itself, unless the question
@@ -340,6 +340,7 @@ NAMED_KINDS = frozenset(
 _KIND = (  # two-word kinds first: "language model" is one kind, not "language" and a noun
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     r"(?:language|base|pretrained|pre-trained|foundation) models?|graphics cards?|"
+    r"(?:robot|robotic) (?:arms?|platforms?|hands?)|robots|"
     + "|".join(sorted(NAMED_KINDS))
     + r")"
 )
