@@ -64,8 +64,10 @@ def _verdict(
         ("What large language model does FooNet call?", [("large", "language model")]),
         ("Which datasets and encoders are used?", [("", "datasets")]),
         ("In which environments were the experiments run?", [("", "environments")]),
-        ("Which robot arms were used in the trials?", [("", "robot arms")]),
-        ("Which robotic platform is FooNet deployed on?", [("", "robotic platform")]),
+        (
+            "On which pathology slide collections was it tested?",
+            [("pathology slide", "collections")],
+        ),
         # The kind is the subject of its own verb: the question asks which paper.
         ("Which benchmark tests whether agents can cheat?", []),
         # The question word asks for a paper; the kind comes later.
@@ -225,6 +227,13 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("At what point does FooNet merge its inputs?", []),
         ("At what regime does FooNet stop improving?", []),
         ("What time budget does FooNet need?", ["time budget"]),
+        # A word before an object pronoun or a particle is a verb.
+        ("What signal tells it when FooNet should stop?", ["signal"]),
+        ("What comes out smaller with FooNet?", []),
+        # An objective, a granularity or a level is a kind of answer; plain adjectives narrow it.
+        ("What extra training objective keeps FooNet stable?", ["training"]),
+        ("At what granularity are the series compared?", []),
+        ("What simple model class does FooNet analyse?", []),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:
@@ -474,6 +483,17 @@ def test_a_generic_kind_compared_with_asks_for_the_baselines(
             "Which network architectures does FooNet run on?",
             "FooNet is tested on the BarNet-50 network.",
             True,
+        ),
+        # a collection is a kind of dataset: it is answered by a name
+        (
+            "On which image collections was FooNet tested?",
+            "FooNet is tested on the BarSet-10 and BazSet image datasets.",
+            True,
+        ),
+        (
+            "On which image collections was FooNet tested?",
+            "FooNet is tested on several image collections.",
+            False,
         ),
         # a short form defined by the asked kind's modifiers names one of that kind
         (

@@ -79,7 +79,8 @@ ANSWER_KINDS = frozenset(
     procedure procedures field fields domain domains area areas application
     applications architectures fractions motivations percentages portions proportions ratios
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
-    drawback drawbacks flaw flaws failing failings regime regimes phase phases""".split()
+    drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
+    objectives granularity granularities level levels collection collections""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation"): in a topic they are content words.
@@ -107,7 +108,9 @@ _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECAS
 # was a verb ("what makes the model ..."), so there is no asked-for phrase.
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
 # A verb comes before these too ("which dimension decides whether ...").
-_CLAUSE_OPENERS = _DETERMINERS | frozenset({"whether", "if"})
+# So does one before an object pronoun ("what signal tells it ..."), and one before a verb's
+# particle ("what comes out ...").
+_CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out".split())
 # "At what point / time / moment" asks when: the word after the question word is no asked-for
 # phrase.
 _WHEN = re.compile(r"\bat\s+$", re.IGNORECASE)
@@ -276,6 +279,7 @@ def asked_phrases(
 # English adjective forms: derivational suffixes and hyphenated compounds ("rule-based").
 _ADJECTIVE = re.compile(
     r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible)|"
+    r"simple|basic|small|large|big|tiny|short|long|fast|slow|quick|cheap|light|lightweight|"
     r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained|world)"
 )
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b|(?<=s)['’](?=\s)")  # "X's", "cities'"
@@ -331,8 +335,8 @@ NAMED_KINDS = frozenset(
     """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
     simulators library libraries backbone backbones baseline baselines environment
     environments country countries city cities language languages accelerator accelerators
-    chip chips hardware chatbot chatbots""".split()
-)  # and "language model(s)", "graphics card(s)", "robot arm(s)", "robots"
+    chip chips hardware chatbot chatbots collection collections""".split()
+)  # and "language model(s)", "graphics card(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
 # benchmark tests ...") asks which paper, answered by the paper itself, unless the question
@@ -340,7 +344,6 @@ NAMED_KINDS = frozenset(
 _KIND = (  # two-word kinds first: "language model" is one kind, not "language" and a noun
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     r"(?:language|base|pretrained|pre-trained|foundation) models?|graphics cards?|"
-    r"(?:robot|robotic) (?:arms?|platforms?|hands?)|robots|"
     + "|".join(sorted(NAMED_KINDS))
     + r")"
 )
@@ -378,7 +381,9 @@ _COMPARED_KIND = re.compile(
     re.IGNORECASE,
 )
 
-DATA_KINDS = frozenset("dataset datasets benchmark benchmarks corpus corpora".split())
+DATA_KINDS = frozenset(
+    "dataset datasets benchmark benchmarks corpus corpora collection collections".split()
+)
 # A chatbot is a large language model: a paper names "GPT-4" among "larger language models".
 CHAT_KINDS = frozenset("llm llms chatbot chatbots language languages model models".split())
 # What runs the experiments goes by many words: a paper names "an A100 GPU" for "which chip".
