@@ -619,6 +619,16 @@ def test_a_follow_up_that_names_another_paper_is_about_that_paper(answerer) -> N
     assert answerer._named_in("Is flexible anchor learning new?") == {}  # a topic, not a name
 
 
+def test_a_question_naming_nothing_stays_with_the_paper_under_discussion(answerer) -> None:  # type: ignore[no-untyped-def]
+    question = "How is the alignment of the generated images improved?"
+    alone = answerer.answer(question)
+    assert alone.cited_paper_ids[:1] == [DFUSION_ID], alone.cited_paper_ids
+    # No "it" or "they", but the turn before was about DreamDPO, which retrieval also finds.
+    history = [("What is DreamDPO?", "A method in the collection.")]
+    after = answerer.answer(question, history=history)
+    assert after.cited_paper_ids[:1] == [DREAMDPO_ID], after.cited_paper_ids
+
+
 def test_a_follow_up_without_kept_papers_finds_the_earlier_turns_paper(answerer) -> None:  # type: ignore[no-untyped-def]
     titled = [("What does 'Compute or Load KV Cache? Why Not Both?' propose?", "Overlapping.")]
     assert answerer.previous_papers(titled) == [CAKE_ID]

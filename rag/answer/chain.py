@@ -119,6 +119,11 @@ NAME_FIT = 0.1
 MAX_MENTIONS_OF_A_NAME = 8
 
 
+# A question that names nothing stays with the paper under discussion when retrieval ranks that
+# paper among this many for it.
+STILL_DISCUSSED = 5
+
+
 @dataclass(frozen=True)
 class AnswerRequest:
     question: str
@@ -550,6 +555,13 @@ class Answerer:
                 boosted_ids = {h.paper_id for h in boosted}
                 hits = boosted + [h for h in hits if h.paper_id not in boosted_ids]
                 hits = hits[:k]
+        elif step.history and step.mode == "ask" and names_nothing(step.question):
+            # A question after a turn that names nothing and does not point back ("Which kind
+            # stays hard?") is still about the paper under discussion when retrieval ranks that
+            # paper among its first few for it too: it goes first.
+            under_discussion = step.history_papers or self.previous_papers(step.history[-1:])
+            first = [h for h in hits[:STILL_DISCUSSED] if h.paper_id in under_discussion]
+            hits = first + [h for h in hits if h not in first]
         return hits
 
     def near_words(self, words: Sequence[str], text: str) -> set[str]:
