@@ -517,6 +517,24 @@ def test_each_part_gets_a_sentence_and_another_paper_only_when_it_adds_enough() 
     assert not any(text.startswith("Pruning attention heads") for text in chosen)  # adds nothing
 
 
+def test_a_part_whose_words_the_first_sentences_miss_gets_its_own_sentence() -> None:
+    question = (
+        "Which classic bandit algorithms does FooNet extend to zero-heavy rewards with a "
+        "semi-parametric reward distribution, and what motivates the work in applications?"
+    )
+    opening = "FooNet extends classic bandit algorithms to zero-heavy rewards with a "
+    ranked = [
+        (Sentence(opening + "semi-parametric reward distribution.", 0, 1, 9.0), 1),
+        (Sentence("Bandit algorithms with zero-heavy rewards are common.", 0, 1, 8.0), 2),
+        (Sentence("Sparse feedback is frequent in applications.", 0, 1, 2.0), 1),
+        (Sentence("Our code is public.", 0, 1, 1.5), 1),
+    ]
+    chosen = [s.text for s, _ in cover_question(question, ranked, _weights())]
+    assert "Sparse feedback is frequent in applications." in chosen
+    assert not any(text.startswith("Bandit algorithms with") for text in chosen)  # other paper
+    assert "Our code is public." not in chosen
+
+
 def test_a_question_about_one_paper_cites_another_only_when_it_adds_much_more() -> None:
     ranked = [
         (Sentence("FooNet prunes attention heads.", 0, 1, 9.0), 1),
