@@ -107,9 +107,8 @@ _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECAS
 # Words that open a noun phrase: right after a question word they show that the word between
 # was a verb ("what makes the model ..."), so there is no asked-for phrase.
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
-# A verb comes before these too ("which dimension decides whether ...").
-# So does one before an object pronoun ("what signal tells it ..."), and one before a verb's
-# particle ("what comes out ...").
+# A verb also comes before "whether" or "if" ("which dimension decides whether ..."), an object
+# pronoun ("what signal tells it ...") and a verb's particle ("what comes out ...").
 _CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out".split())
 # "At what point / time / moment" asks when: the word after the question word is no asked-for
 # phrase.
