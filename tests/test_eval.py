@@ -516,7 +516,7 @@ TEST_GATE = {
     "refusal_not_stated": 0.70,
     "citation_precision": 0.87,
     "citation_recall": 0.82,
-    "facts": 0.74,
+    "facts": 0.78,
     "list_recall": 0.82,
     "list_precision": 0.74,
     "summary_precision": 0.68,
