@@ -153,20 +153,36 @@ def test_a_descriptive_compound_is_the_name_it_is_built_on() -> None:
     assert verdict.answerable, verdict.reason
 
 
-def test_a_name_written_without_its_hyphen_is_mentioned() -> None:
-    question = "What perplexity does FooNet reach on FooText-2?"
-    verdict = _verdict(question, "FooNet reaches a perplexity of 6.6 on footext2.")
-    assert verdict.answerable, verdict.reason
-    absent = _verdict(question, "FooNet reaches a perplexity of 6.6 on footext3.")
-    assert not absent.answerable and "FooText-2" in absent.reason
-
-
-def test_a_hyphenated_name_is_mentioned_only_with_its_parts_together() -> None:
-    question = "What does FooNet-3 report on long inputs?"
-    scattered = _verdict(question, "FooNet handles long inputs in 3 stages.")
-    assert not scattered.answerable and "FooNet-3" in scattered.reason
-    spaced = _verdict(question, "FooNet 3 handles long inputs in three stages.")
-    assert spaced.answerable, spaced.reason
+@pytest.mark.parametrize(
+    ("question", "abstract", "mentioned"),
+    [
+        # written without its hyphen, or with a space: the same name
+        (
+            "What perplexity does FooNet reach on FooText-2?",
+            "Its perplexity is 6.6 on footext2.",
+            True,
+        ),
+        (
+            "What perplexity does FooNet reach on FooText-2?",
+            "Its perplexity is 6.6 on footext3.",
+            False,
+        ),
+        ("What does FooNet-3 report on long inputs?", "FooNet 3 handles long inputs.", True),
+        # its parts must stand together: not "FooNet" and a "3" elsewhere
+        (
+            "What does FooNet-3 report on long inputs?",
+            "FooNet reads long inputs in 3 steps.",
+            False,
+        ),
+    ],
+)
+def test_how_a_hyphenated_name_is_mentioned(question: str, abstract: str, mentioned: bool) -> None:
+    verdict = _verdict(question, abstract)
+    if mentioned:
+        assert verdict.answerable, verdict.reason
+    else:
+        name = question.split(" on ")[-1].rstrip("?") if "FooText" in question else "FooNet-3"
+        assert not verdict.answerable and name in verdict.reason, verdict.reason
 
 
 def test_a_name_before_the_asked_kinds_head_names_an_instance_of_it() -> None:
