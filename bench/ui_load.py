@@ -190,9 +190,12 @@ def run_load(
 ) -> LoadRun:
     """Run `sessions` against the server at `url`, `concurrency` at a time (default: all).
 
-    Every session connects first (not timed). With `stagger`, session i submits its first
-    question only once session i-1's first question is in the server's queue, so the queue's
-    order is known (session order) and can be checked against the order answers arrive in.
+    Every session connects first (not timed). With `stagger`, the questions join the server's
+    queue round by round, in session order: session i submits its n-th question only once
+    session i-1's n-th question and every session's (n-1)-th question are queued (and its own
+    answer has come). The queue's order is then known and can be checked against the order
+    answers arrive in; on a loaded machine a quick answer could otherwise let its follow-up
+    overtake a later session's question on its way to the queue.
     """
     concurrency = concurrency or len(sessions)
     runs = [SessionRun(s) for s in sessions]
@@ -207,7 +210,9 @@ def run_load(
     with ThreadPoolExecutor(max_workers=min(8, len(sessions) or 1)) as pool:
         list(pool.map(open_one, range(len(sessions))))
 
-    queued = [threading.Event() for _ in sessions]
+    rounds = max((len(s.questions) for s in sessions), default=0)
+    # queued[n][i]: session i's n-th question is in the server's queue (or never will be).
+    queued = [[threading.Event() for _ in sessions] for _ in range(rounds)]
     started = time.perf_counter()
 
     def run_one(i: int) -> None:
@@ -215,17 +220,20 @@ def run_load(
         try:
             if client is None:
                 return
-            if stagger and i > 0:
-                queued[i - 1].wait(timeout)
             for n, question in enumerate(run.session.questions):
+                if stagger:
+                    for before in ([queued[n][i - 1]] if i > 0 else []) + (
+                        queued[n - 1] if n > 0 else []
+                    ):
+                        before.wait(timeout)
                 call = Call(i, n, question, time.perf_counter() - started)
                 run.calls.append(call)
                 t0 = time.perf_counter()
                 try:
                     job = client.submit(question, "ask", api_name="/ask")
-                    if n == 0 and stagger:
+                    if stagger:
                         _wait_queued(job, timeout)
-                        queued[i].set()
+                        queued[n][i].set()
                     text, citations = job.result(timeout=timeout)
                     call.text = text
                     call.paper_ids = [c["paper_id"] for c in citations]
@@ -237,7 +245,8 @@ def run_load(
             except Exception as exc:
                 run.error = f"/history: {type(exc).__name__}: {exc}"
         finally:
-            queued[i].set()
+            for events in queued:
+                events[i].set()
 
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         list(pool.map(run_one, range(len(sessions))))

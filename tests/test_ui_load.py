@@ -110,7 +110,7 @@ def test_local_model_queues_concurrent_sessions_in_order(
     assert len(result.answered) == 10
     problems = {r.session.subject: check_run(r) for r in result.runs}
     assert {k: v for k, v in problems.items() if v} == {}
-    # First questions joined the queue in session order; each follow-up joined when its
-    # session's answer came, i.e. behind every first question still waiting: round-robin.
+    # The questions joined the queue round by round, in session order (`stagger`): a FIFO
+    # queue answers them in that order.
     arrived = [(c.session, c.index) for c in sorted(result.calls, key=lambda c: c.finished)]
     assert arrived == [(s, n) for n in range(2) for s in range(len(sessions))]
