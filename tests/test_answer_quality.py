@@ -266,6 +266,31 @@ def test_which_papers_on_an_absent_topic_is_refused_with_a_reason(answerer) -> N
     assert answer.refused and answer.refusal_reason and answer.citations == []
 
 
+def test_a_topic_word_no_paper_uses_refuses_the_list() -> None:
+    weights = TermWeights(tokenize, {"cach": 40, "attack": 30, "detect": 50}, 1000)
+    papers = [PaperHit("a", "Cache attacks", [], "", "", 0.0)]
+    used = {"cach": 40, "attack": 30, "detect": 50}.get
+
+    def decide(topic: str, n_papers: int) -> tuple[str, ...]:
+        return judge_papers(
+            topic,
+            papers,
+            weights,
+            lambda p: "Cache attacks.",
+            {"a": 0.9},
+            lambda t: used(t, 0),
+            n_papers=n_papers,
+        ).unused
+
+    # A word none of a large collection's papers uses, nor its alternative: nothing to list.
+    assert decide("papers that detect zorblax or quuxware attacks", 1000) == ("zorblax", "quuxware")
+    # One alternative the collection uses is enough; the examples after the name do not count.
+    assert decide("papers on zorblax or cache attacks", 1000) == ()
+    assert decide("papers on cache attacks, such as zorblax", 1000) == ()
+    # In a small collection most words are unused: no verdict.
+    assert decide("papers that detect zorblax attacks", 19) == ()
+
+
 # Compare and summarize -----------------------------------------------------------------------
 def _markers(text: str) -> set[int]:
     return {int(n) for n in re.findall(r"\[(\d+)\]", text)}
@@ -461,6 +486,17 @@ def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, on
     # Lines quote the abstracts without openers that lean on a sentence left out.
     assert not any(re.match(r"- [^:]+: (However|In contrast|To address)", x) for x in lines)
     assert all(re.search(r"\[\d+\]$", x.rstrip(".")) for x in lines)
+
+
+@pytest.mark.slow
+def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # "attacks" and "detect" pick out papers of the conference; the topic's own words do not.
+    answer = full.answer("Which ICML 2025 papers detect zorblax or quuxware attacks?")
+    assert answer.refused and answer.citations == []
+    assert answer.refusal_reason == "no paper mentions zorblax or quuxware"
 
 
 @pytest.mark.slow

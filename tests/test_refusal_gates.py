@@ -250,6 +250,9 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("What extra training objective keeps FooNet stable?", ["training"]),
         ("At what granularity are the series compared?", []),
         ("What simple model class does FooNet analyse?", []),
+        # A basis or a style is a kind of answer too.
+        ("On what basis does FooNet select data?", []),
+        ("What style of update does FooNet support?", []),  # like "what kind of"
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:

@@ -326,7 +326,14 @@ class Answerer:
         added = [h.paper_id for h in hits if h.paper_id not in similarities]
         similarities |= self.searcher.paper_similarities(about, added) if added else {}
         return judge_papers(
-            topic, hits, weights, paper_text, similarities, lambda term: df(term, 0), anchors
+            topic,
+            hits,
+            weights,
+            paper_text,
+            similarities,
+            lambda term: df(term, 0),
+            anchors,
+            n_papers,
         )
 
     def cite(

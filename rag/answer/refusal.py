@@ -80,7 +80,8 @@ ANSWER_KINDS = frozenset(
     applications architectures fractions motivations percentages portions proportions ratios
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
-    objectives granularity granularities level levels collection collections""".split()
+    objectives granularity granularities level levels collection collections basis style
+    styles""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation"): in a topic they are content words.

@@ -51,6 +51,9 @@ ANCHOR_SPREAD = 10
 # absent topics all refused; MIN_LIFT 2 or 10 and NEAREST 20 were no better.
 NEAREST = 10
 MIN_LIFT = 5.0
+# A word no paper of a collection this large uses says the topic is not in it (in the 19
+# bundled papers most words are unused).
+UNUSED_TELLS = 2 * int(MIN_LIFT) * NEAREST
 # When more papers are relevant than a summary holds, it covers the topic's core: a paper stays
 # only when its embedding is at least CORE_SIMILARITY cosine-similar to the mean embedding of the
 # topic's CORE_PAPERS highest-scoring papers (pseudo-relevance feedback: papers about a topic
@@ -85,6 +88,9 @@ class TopicDecision:
     topic_terms: list[str]
     core: str  # the most distinctive term the collection uses ("" when there is none)
     judged: list[Judgement]
+    # Words of the topic's name that no paper uses, nor any alternative "or" offers for them
+    # ("malware or phishing"): the topic is about something the collection never mentions.
+    unused: tuple[str, ...] = ()
 
     @property
     def relevant(self) -> list[PaperHit]:
@@ -209,10 +215,13 @@ def judge_papers(
     similarities: dict[str, float],
     document_frequency: Callable[[str], int],
     anchors: Sequence[str] | None = None,
+    n_papers: int = 0,
 ) -> TopicDecision:
     """Decide for every candidate whether it is about `topic` (see module doc). Terms joined by
     "or" count as one: covered when the paper has either, weighted by the rarer. `anchors` are
-    the distinctive terms a paper must use (`anchor_terms` when not given)."""
+    the distinctive terms a paper must use (`anchor_terms` when not given). In a collection of
+    `n_papers` large enough to tell (see UNUSED_TELLS), a word of the topic's name that no paper
+    uses is reported in `unused`."""
     terms = sorted(topic_terms(topic, weights))
     groups = [g & set(terms) for g in or_groups(topic, weights)]
     groups = [g for g in groups if len(g) > 1]
@@ -248,7 +257,28 @@ def judge_papers(
                 bool(anchor_set & weights.terms(hit.title)),
             )
         )
-    return TopicDecision(terms, core, judged)
+    unused = _unused(topic, weights, groups, document_frequency) if n_papers >= UNUSED_TELLS else ()
+    return TopicDecision(terms, core, judged, unused)
+
+
+def _unused(
+    topic: str,
+    weights: TermWeights,
+    groups: Sequence[set[str]],
+    document_frequency: Callable[[str], int],
+) -> tuple[str, ...]:
+    """The words of the topic's name (see `topic_name`) that no paper uses, when no word they
+    are alternatives to ("X or Y") is used either."""
+    words = [w for w in re.findall(r"[A-Za-z][\w-]*", topic_name(topic))]
+    unused = []
+    for word in words:
+        terms = topic_terms(word, weights)
+        if not terms or any(document_frequency(t) > 0 for t in terms):
+            continue
+        alternatives = set().union(*(g for g in groups if g & terms)) if groups else set()
+        if not any(document_frequency(t) > 0 for t in alternatives):
+            unused.append(word)
+    return tuple(dict.fromkeys(unused))
 
 
 def resembling_core(

@@ -21,6 +21,9 @@ MAX_LISTED = 25
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
+    if decision.unused:
+        yield inp.refuse(f"no paper mentions {' or '.join(decision.unused)}")
+        return
     if not decision.core:
         yield inp.refuse(
             "no word of this topic picks out papers of the collection "
