@@ -568,7 +568,8 @@ class Answerer:
             # paper among its first few for it too: it goes first.
             under_discussion = step.history_papers or self.previous_papers(step.history[-1:])
             first = [h for h in hits[:STILL_DISCUSSED] if h.paper_id in under_discussion]
-            hits = first + [h for h in hits if h not in first]
+            moved = {h.paper_id for h in first}
+            hits = first + [h for h in hits if h.paper_id not in moved]
         return hits
 
     def near_words(self, words: Sequence[str], text: str) -> set[str]:

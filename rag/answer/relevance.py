@@ -269,9 +269,8 @@ def _unused(
 ) -> tuple[str, ...]:
     """The words of the topic's name (see `topic_name`) that no paper uses, when no word they
     are alternatives to ("X or Y") is used either."""
-    words = [w for w in re.findall(r"[A-Za-z][\w-]*", topic_name(topic))]
     unused = []
-    for word in words:
+    for word in re.findall(r"[A-Za-z][\w-]*", topic_name(topic)):
         terms = topic_terms(word, weights)
         if not terms or any(document_frequency(t) > 0 for t in terms):
             continue

@@ -129,36 +129,34 @@ class HybridSearcher:
     def paper_similarities(self, query: str, paper_ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of the query to each paper: its best chunk, from stored vectors
         (every paper gets one, not only those among the nearest chunks)."""
-        table = self.lexical.table
-        rows = [i for pid in dict.fromkeys(paper_ids) for i in self.lexical.rows_of(pid)]
-        vectors = self.store.vectors([table.ids[i] for i in rows])
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         best: dict[str, float] = {pid: 0.0 for pid in paper_ids}
-        for i in rows:
-            vector = vectors.get(table.ids[i])
-            if vector is not None:
-                pid = table.paper_ids[i]
-                best[pid] = max(best[pid], float(vector @ query_vector))
+        for pid, vectors in self._chunk_vectors(paper_ids).items():
+            best[pid] = max(best[pid], *(float(v @ query_vector) for v in vectors))
         return best
 
     def paper_vectors(self, paper_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Each paper's embedding: the normalised mean of its stored chunk vectors (papers with
         none stored are left out)."""
-        table = self.lexical.table
-        rows = [i for pid in dict.fromkeys(paper_ids) for i in self.lexical.rows_of(pid)]
-        vectors = self.store.vectors([table.ids[i] for i in rows])
-        chunks: dict[str, list[np.ndarray]] = {}
-        for i in rows:
-            vector = vectors.get(table.ids[i])
-            if vector is not None:
-                chunks.setdefault(table.paper_ids[i], []).append(vector)
         out = {}
-        for pid, vs in chunks.items():
-            mean = np.mean(vs, axis=0)
+        for pid, vectors in self._chunk_vectors(paper_ids).items():
+            mean = np.mean(vectors, axis=0)
             norm = float(np.linalg.norm(mean))
             if norm > 0:
                 out[pid] = (mean / norm).astype(np.float32)
         return out
+
+    def _chunk_vectors(self, paper_ids: Sequence[str]) -> dict[str, list[np.ndarray]]:
+        """The stored vectors of each paper's chunks (papers with none stored are left out)."""
+        table = self.lexical.table
+        rows = [i for pid in dict.fromkeys(paper_ids) for i in self.lexical.rows_of(pid)]
+        stored = self.store.vectors([table.ids[i] for i in rows])
+        chunks: dict[str, list[np.ndarray]] = {}
+        for i in rows:
+            vector = stored.get(table.ids[i])
+            if vector is not None:
+                chunks.setdefault(table.paper_ids[i], []).append(vector)
+        return chunks
 
     def _rare_name_terms(self, query: str) -> list[list[str]]:
 
