@@ -150,3 +150,15 @@ def test_a_paper_goes_by_its_titles_head_not_by_the_words_after_the_colon() -> N
         "D-Fusion",
         "PDE-Controller",
     ]
+
+
+def test_the_store_returns_the_exactly_nearest_chunks_best_first(searcher) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    ids = list(searcher.lexical.table.ids)
+    stored = searcher.store.vectors(ids)
+    query = np.asarray(searcher.embedder.embed_query("cache the keys and values"), np.float32)
+    exact = sorted(((cid, float(v @ query)) for cid, v in stored.items()), key=lambda x: -x[1])
+    found = searcher.store.query(query, 5)
+    assert [cid for cid, _ in found] == [cid for cid, _ in exact[:5]]  # n asked, n returned
+    assert [s for _, s in found] == pytest.approx([s for _, s in exact[:5]], abs=1e-5)

@@ -24,6 +24,12 @@ from rag.settings import Settings
 CHUNKER_VERSION = 1
 COLLECTION_PREFIX = "papers"
 _PAGE = 5000  # below Chroma's maximum batch size (5,461)
+# Chroma's HNSW search is approximate, and which true neighbours it misses differs from one
+# process to the next on the same store: asked for the 40 nearest chunks of a question, a fresh
+# process missed one at cosine 0.316 and returned one at 0.303 instead in 2 of 5 runs, so the
+# same question got different answers after a restart. Asking for OVERFETCH times as many and
+# keeping the nearest by their (exact) distances returned the same 40 in 10 of 10 runs.
+OVERFETCH = 4
 # A Chroma server that accepts connections but never answers must not hang a question forever
 # (chromadb's own HTTP client waits without limit). An upsert of one page takes a few seconds.
 SERVER_TIMEOUT_S = 60.0
@@ -258,17 +264,19 @@ class PaperStore:
     def query(
         self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
-        """Nearest chunks to `vector`: (chunk id, cosine similarity), best first."""
+        """Nearest chunks to `vector`: (chunk id, cosine similarity), best first (see OVERFETCH;
+        equally near chunks by id)."""
         result = self._call(
             self._collection.query,
             query_embeddings=[vector],
-            n_results=n,
+            n_results=n * OVERFETCH,
             where=where,
             include=["distances"],
         )
         ids = result["ids"][0]
         distances = result["distances"][0]
-        return [(cid, 1.0 - float(d)) for cid, d in zip(ids, distances, strict=True)]
+        found = [(cid, 1.0 - float(d)) for cid, d in zip(ids, distances, strict=True)]
+        return sorted(found, key=lambda item: (-item[1], item[0]))[:n]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored embedding of each chunk id (ids not in the store are left out)."""
