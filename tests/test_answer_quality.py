@@ -14,6 +14,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from rag.answer.chain import Answerer
 from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import (
+    open_request,
     topic_of,
     wants_byline,
     wants_comparison,
@@ -448,6 +449,33 @@ def test_asking_how_two_named_methods_differ_gets_the_compare_table(answerer) ->
     assert wants_comparison("Compare X with Y") and not wants_comparison("How much faster is X?")
     # A compound that contains a comparison word names a thing; it asks for no comparison.
     assert not wants_comparison("Which pairwise-comparison model of clicks does FooNet assume?")
+
+
+@pytest.mark.parametrize(
+    ("question", "open_"),
+    [
+        ("Tell me about preference optimization for diffusion", True),
+        ("Could you tell me about KV cache loading?", True),
+        ("What do the papers say about red teaming?", True),
+        ("What do ICML papers say about grokking?", True),
+        ("What is known about length generalization?", True),
+        ("Tell me about it", False),  # a follow-up: about the paper under discussion
+        ("Tell me more about their loss", False),
+        ("What does FooNet say about its baselines?", False),
+    ],
+)
+def test_open_requests_about_something(question: str, open_: bool) -> None:
+    assert open_request(question) is open_
+
+
+def test_an_open_request_about_a_topic_gets_an_overview_and_about_a_paper_an_answer(
+    answerer,
+) -> None:  # type: ignore[no-untyped-def]
+    topic = answerer.answer("Tell me about preference optimization for diffusion models")
+    assert topic.mode == "summarize" and not topic.refused
+    assert DFUSION_ID in topic.cited_paper_ids and "References:" in topic.answer
+    paper = answerer.answer("Tell me about Cake")
+    assert paper.mode == "ask" and paper.cited_paper_ids == [CAKE_ID]
 
 
 def test_one_name_and_a_comparison_word_stays_an_answer(answerer) -> None:  # type: ignore[no-untyped-def]

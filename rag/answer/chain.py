@@ -42,6 +42,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.intent import (
     author_asked,
+    open_request,
     status_in,
     wants_comparison,
     wants_papers,
@@ -427,6 +428,8 @@ class Answerer:
             mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
         elif mode == "ask" and wants_summary(question):
             mode = "summarize"  # "Summarize the work on X" gets the themed overview
+        elif mode == "ask" and open_request(question) and not self._subject_papers(question):
+            mode = "summarize"  # "Tell me about X", X a topic, not a paper
         elif mode == "ask" and wants_papers(question):
             mode = "list"  # "Which papers ...?" is answered with every matching paper
         if (

@@ -83,6 +83,22 @@ def wants_summary(question: str) -> bool:
     return bool(_SUMMARY.search(question))
 
 
+# Open requests about something: "Tell me about X", "What do the papers say about X?", "What is
+# known about X?". About a topic they ask for an overview; about one paper, or about "it" (a
+# follow-up), for what that paper says (the caller tells which).
+_OPEN_REQUEST = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?"
+    r"(?:tell\s+(?:me|us)\s+about|what\s+do(?:es)?\s+(?:the\s+)?(?:\w+\s+)?papers?\s+say\s+about"
+    r"|what\s+is\s+known\s+about)\s+(?!(?:it|them|this|that|these|those|its|their|his|her)\b)",
+    re.IGNORECASE,
+)
+
+
+def open_request(question: str) -> bool:
+    """Whether the question asks, openly, about something ("Tell me about X")."""
+    return bool(_OPEN_REQUEST.search(question))
+
+
 # Asking who wrote a paper: "Who wrote X?", "Who are the authors of X?", "Who proposed it?",
 # "List the authors of X". The answer is the paper's byline, from its metadata.
 _BYLINE = re.compile(
