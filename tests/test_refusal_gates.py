@@ -11,8 +11,10 @@ import pytest
 from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.refusal import (
+    ACCLAIM_REASON,
     asked_phrases,
     asks_amount,
+    asks_for_acclaim,
     check_answerable,
     coverage,
     instance_names,
@@ -749,3 +751,27 @@ def test_the_digit_of_a_name_is_no_value() -> None:
     unstated = "We propose Q3RA, which attacks black-box models with more success than before."
     assert not _verdict(question, unstated).answerable
     assert _verdict(question, "Q3RA reaches a 91% attack success rate.").answerable
+
+
+@pytest.mark.parametrize(
+    ("question", "acclaim"),
+    [
+        ("What is the best paper at ICML 2025?", True),
+        ("Which are the most influential papers on FooNet?", True),
+        ("Which papers won the outstanding paper award?", True),
+        ("List the award-winning work on BarSet", True),
+        ("How many citations does FooNet have?", True),
+        ("Which method performs best on BarSet?", False),
+        ("What is the best accuracy FooNet reaches?", False),
+        ("Which papers design reward functions for auctions?", False),
+        ("Which papers study award mechanisms?", False),
+    ],
+)
+def test_questions_about_acclaim_no_record_holds(question: str, acclaim: bool) -> None:
+    assert asks_for_acclaim(question) is acclaim
+
+
+def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("Which is the best paper on KV cache loading?")
+    assert answer.refused and answer.refusal_reason == ACCLAIM_REASON
+    assert not answerer.answer("Which paper reduces time to first token the most?").refused

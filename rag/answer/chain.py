@@ -59,7 +59,13 @@ from rag.answer.llm import (
 from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.prompts import chat_prompt
-from rag.answer.refusal import ASKING_WORDS, check_answerable, coverage
+from rag.answer.refusal import (
+    ACCLAIM_REASON,
+    ASKING_WORDS,
+    asks_for_acclaim,
+    check_answerable,
+    coverage,
+)
 from rag.answer.relevance import (
     CANDIDATES,
     MAX_EXAMINED,
@@ -802,6 +808,8 @@ class Answerer:
         mode: str,
         followup: bool = False,
     ) -> str | None:
+        if mode in ("ask", "list") and asks_for_acclaim(question):
+            return ACCLAIM_REASON
         if mode in ("authors", "list"):
             return None  # decided paper by paper (by name, or by rag/answer/relevance.py)
         if not hits or not passages:

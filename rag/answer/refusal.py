@@ -820,6 +820,27 @@ def check_answerable(
     return Answerability(True, covered, "covered")
 
 
+# Acclaim no abstract or metadata field records: awards, citations, rankings of papers ("the best
+# paper", "the most influential papers", "award-winning work"). Only the review outcome (oral,
+# spotlight, poster) is known.
+_ACCLAIM = re.compile(
+    r"\b(?:best|top|greatest|most\s+(?:influential|cited|popular|important|impactful|"
+    r"significant|famous|notable))\s+(?:\w+\s+)?(?:papers?|works?|articles?|publications?)\b"
+    r"|\b(?:won|wins?|received?|receives|got)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}awards?\b"
+    r"|\baward-winning\b|\bcitation\s+counts?\b|\bhow\s+many\s+citations\b|\bmost\s+cited\b",
+    re.IGNORECASE,
+)
+ACCLAIM_REASON = (
+    "abstracts and the conference's metadata record no awards, citations or rankings of papers "
+    "(only oral, spotlight or poster)"
+)
+
+
+def asks_for_acclaim(question: str) -> bool:
+    """Whether the question asks which papers are acclaimed (see _ACCLAIM)."""
+    return bool(_ACCLAIM.search(question))
+
+
 def asks_for_code(question: str) -> bool:
     """Whether the question asks about code (answered by a link in the abstract)."""
     return bool(_CODE_QUESTION.search(question))
