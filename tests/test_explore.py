@@ -78,6 +78,34 @@ def test_status_filters_apply_to_counts(settings: Settings) -> None:
     assert set(posters.cited_paper_ids) <= set(everything.cited_paper_ids)
 
 
+def test_a_status_alone_lists_every_paper_with_it_and_narrows_a_follow_up(
+    settings: Settings,
+) -> None:
+    answerer = Answerer(settings, llm_spec="extractive")
+    papers = answerer.searcher.lexical.table.papers
+    spotlights = sorted(p for p, meta in papers.items() if meta["status"] == "spotlight")
+    answer = answerer.answer("How many spotlights are there?")
+    assert answer.mode == "list" and not answer.refused
+    assert answer.answer.startswith(f"{len(spotlights)} spotlight papers of the collection")
+    assert sorted(answer.cited_paper_ids) == spotlights
+    listed = answerer.answer("How many papers use direct preference optimization?")
+    history = [("How many papers use direct preference optimization?", listed.answer)]
+    posters = answerer.answer(
+        "Which of them are posters?", history=history, history_papers=listed.cited_paper_ids
+    )
+    assert not posters.refused and posters.cited_paper_ids
+    assert set(posters.cited_paper_ids) == {
+        p for p in listed.cited_paper_ids if papers[p]["status"] == "poster"
+    }
+    oral = next(p for p, meta in papers.items() if meta["status"] == "oral")
+    none = answerer.answer(
+        "Which of them are orals?",
+        history=history,
+        history_papers=[p for p in listed.cited_paper_ids if p != oral],
+    )
+    assert none.refused and none.refusal_reason == "no paper of the papers discussed is oral"
+
+
 def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -> None:
     answerer = Answerer(settings, llm_spec="extractive")
     papers = answerer.searcher.lexical.table.papers

@@ -153,6 +153,11 @@ def status_in(question: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def without_status(text: str) -> str:
+    """`text` without its presentation-status words ("orals on X" -> " on X")."""
+    return _STATUS.sub(" ", text)
+
+
 _NAME = r"(?P<name>[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|van|von|de|der|den|del|di|da|le|la)){0,4})"
 _AUTHOR = (
     re.compile(

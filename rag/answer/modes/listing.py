@@ -5,12 +5,14 @@ the abstract's sentence that best matches the topic, quoted."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
-from rag.answer.intent import topic_of
+from rag.answer.intent import topic_of, without_status
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, quote_support, short_title
+from rag.answer.refusal import topic_terms
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 
@@ -19,7 +21,14 @@ MAX_LISTED = 25
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
-    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
+    topic = topic_of(inp.question)
+    if inp.filters is not None and inp.filters.status:
+        topic = without_status(topic)  # "the orals on X": the status is a filter, X the topic
+    if inp.filters is not None and inp.filters.active and not topic_terms(topic, tools.weights()):
+        # "How many orals are there?", "Which of them are spotlights?": no topic, only filters.
+        yield from run_filtered(inp, tools)
+        return
+    decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
     if decision.unused:
         yield inp.refuse(f"no paper mentions {' or '.join(decision.unused)}")
@@ -57,6 +66,28 @@ def describe(filters: SearchFilters) -> str:
     return ", ".join(p for p in parts if p) or "selected"
 
 
+def run_filtered(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    """Every paper the filters allow (a status, the papers of an earlier answer), one cited line
+    each (what it proposes, quoted)."""
+    assert inp.filters is not None
+    hits = tools.papers_by(inp.filters)
+    kind = describe(replace(inp.filters, paper_ids=None))
+    discussed = inp.filters.paper_ids is not None
+    if not hits:
+        where = "the papers discussed" if discussed else "the collection"
+        yield inp.refuse(f"no paper of {where} is {kind}")
+        return
+    noun = "paper" if len(hits) == 1 else "papers"
+    where = "papers discussed" if discussed else "collection"
+    header = f"{len(hits)} {kind} {noun} of the {where}, by title:"
+    yield from _listed(inp, tools, hits, header, _approach)
+
+
+def _approach(hit: PaperHit, sentences: list[str]) -> str:
+    """The sentence of an abstract that says what the paper proposes (else its first)."""
+    return classify(sentences).get("approach") or (sentences[0] if sentences else hit.title)
+
+
 def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     """Every paper of the collection by the author in the filters, one cited line each (what it
     proposes, quoted)."""
@@ -70,11 +101,7 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         return
     noun = "paper" if len(hits) == 1 else "papers"
     header = f"{len(hits)} {noun} of the collection by {author} (authors matched by name):"
-
-    def quote_of(hit: PaperHit, sentences: list[str]) -> str:
-        return classify(sentences).get("approach") or (sentences[0] if sentences else hit.title)
-
-    yield from _listed(inp, tools, hits, header, quote_of)
+    yield from _listed(inp, tools, hits, header, _approach)
 
 
 def _listed(
