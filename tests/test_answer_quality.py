@@ -15,6 +15,7 @@ from rag.answer.chain import Answerer
 from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import (
     open_request,
+    referenced_positions,
     topic_of,
     wants_byline,
     wants_comparison,
@@ -476,6 +477,48 @@ def test_an_open_request_about_a_topic_gets_an_overview_and_about_a_paper_an_ans
     assert DFUSION_ID in topic.cited_paper_ids and "References:" in topic.answer
     paper = answerer.answer("Tell me about Cake")
     assert paper.mode == "ask" and paper.cited_paper_ids == [CAKE_ID]
+
+
+@pytest.mark.parametrize(
+    ("question", "positions"),
+    [
+        ("Compare the first two", [1, 2]),
+        ("Compare the last two", [4, 5]),
+        ("How does the second differ from the first?", [2, 1]),
+        ("Compare the first and the third papers", [1, 3]),
+        ("How do papers 1 and 3 differ?", [1, 3]),
+        ("Compare [2] and [4]", [2, 4]),
+        ("Compare 2 and 5", [2, 5]),
+        ("Compare the first and the ninth", []),  # beyond the five papers
+        ("How does it compare with 2 baselines?", []),
+    ],
+)
+def test_papers_picked_by_position(question: str, positions: list[int]) -> None:
+    assert referenced_positions(question, 5) == positions
+
+
+def test_comparing_papers_of_the_previous_answer_by_position_or_as_they(answerer) -> None:  # type: ignore[no-untyped-def]
+    question = "Which papers use direct preference optimization?"
+    listed = answerer.answer(question)
+    assert len(listed.cited_paper_ids) >= 2
+    history = [(question, listed.answer)]
+    picked = answerer.answer(
+        "Compare the second and the first", history=history, history_papers=listed.cited_paper_ids
+    )
+    assert picked.mode == "compare" and not picked.refused
+    assert picked.cited_paper_ids == [listed.cited_paper_ids[1], listed.cited_paper_ids[0]]
+    pair = picked.cited_paper_ids
+    again = answerer.answer(
+        "How do they differ?",
+        history=[*history, ("Compare them", picked.answer)],
+        history_papers=pair,
+    )
+    assert again.mode == "compare" and again.cited_paper_ids == pair
+    # A comparison naming a paper is about that paper, not about the earlier answer's papers.
+    named = answerer.answer(
+        "How does Cake differ from them?", history=history, history_papers=listed.cited_paper_ids
+    )
+    assert CAKE_ID in named.cited_paper_ids
 
 
 def test_one_name_and_a_comparison_word_stays_an_answer(answerer) -> None:  # type: ignore[no-untyped-def]

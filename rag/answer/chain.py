@@ -43,6 +43,8 @@ from rag.answer.conversation import (
 from rag.answer.intent import (
     author_asked,
     open_request,
+    referenced_positions,
+    refers_to_them,
     status_in,
     wants_comparison,
     wants_papers,
@@ -58,6 +60,7 @@ from rag.answer.llm import (
 )
 from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
+from rag.answer.modes.compare import MAX_COMPARED
 from rag.answer.prompts import chat_prompt
 from rag.answer.refusal import (
     ACCLAIM_REASON,
@@ -430,6 +433,12 @@ class Answerer:
             base = request.filters or SearchFilters()
             only = frozenset(request.history_papers)
             request = replace(request, filters=replace(base, paper_ids=only))
+        elif mode == "ask" and wants_comparison(question) and self._picked(question, request):
+            # "Compare the first two", "How do they differ?": papers of the previous answer
+            mode = "compare"
+            base = request.filters or SearchFilters()
+            chosen = frozenset(self._picked(question, request))
+            request = replace(request, filters=replace(base, paper_ids=chosen))
         elif mode == "ask" and wants_comparison(question) and self._compared(question):
             mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
         elif mode == "ask" and wants_summary(question):
@@ -461,6 +470,10 @@ class Answerer:
             ),
             config,
         )
+        picked = self._picked(question, request) if mode == "compare" else []
+        if picked:  # those papers, in the order the question picks them
+            found = {h.paper_id: h for h in hits}
+            hits = [found.get(pid) or self.searcher.paper_hit(pid) for pid in picked]
         clock.mark("retrieve")
         yield AnswerEvent("retrieved", hits=hits)
         passages: list[ContextPassage] = self._context_step.invoke(
@@ -480,7 +493,9 @@ class Answerer:
             compared=len(named) >= 2 and self._compared(question),
         )
         followup = bool(request.history) and is_followup(question)
-        reason = self._refusal_reason(question, query, hits, passages, request.mode, followup)
+        reason = None
+        if not picked:  # papers the user picked are compared however the question is put
+            reason = self._refusal_reason(question, query, hits, passages, request.mode, followup)
         if reason is not None:
             # The paper the question names comes first among the related papers.
             yield inp.refuse(reason, sorted(hits, key=lambda h: h.paper_id not in named)[:3])
@@ -745,6 +760,20 @@ class Answerer:
             ]
             self._writers_of[name] = tuple(dict.fromkeys(found))
         return self._writers_of[name]
+
+    def _picked(self, question: str, request: AnswerRequest) -> list[str]:
+        """The papers of the previous answer a comparison picks: by position ("the first two",
+        "[1] and [3]"), or all of them when it says "they" / "them" and there are two to four;
+        none when it names a paper."""
+        earlier = list(request.history_papers)
+        if len(earlier) < 2 or self._subject_papers(question):
+            return []
+        positions = referenced_positions(question, len(earlier))
+        if len(positions) >= 2:
+            return [earlier[p - 1] for p in positions]
+        if not positions and refers_to_them(question) and len(earlier) <= MAX_COMPARED:
+            return earlier
+        return []
 
     def _compared(self, text: str) -> bool:
         """Whether `text` names two or more papers, and not only things one paper talks about

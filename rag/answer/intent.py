@@ -65,6 +65,59 @@ def wants_comparison(question: str) -> bool:
     return bool(_COMPARISON.search(question))
 
 
+# Papers of the previous answer referred to by position: "the first two", "the first and the
+# third", "papers 1 and 3", "[2] and [4]", "the last two".
+_POSITIONS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
+_COUNTS = {"two": 2, "three": 3, "four": 4, "2": 2, "3": 3, "4": 4}
+_FIRST_N = re.compile(r"\b(first|last|top)\s+(two|three|four|[234])\b", re.IGNORECASE)
+_POSITION = re.compile(
+    r"\b(" + "|".join(_POSITIONS) + r"|last)\b"
+    r"|(?:\[|#|\b(?:papers?|numbers?|nos?\.?)\s+)(\d{1,2})\b(?:\])?"
+    r"|(?<=\band\s)(\d{1,2})\b|(?<=\[)(\d{1,2})(?=\])|\b(\d{1,2})(?=\s+and\s+\d)",
+    re.IGNORECASE,
+)
+# Referring to all the papers of the previous answer: "How do they differ?", "Compare them".
+_THEM = re.compile(r"\b(?:they|them|these|those|both)\b", re.IGNORECASE)
+
+
+def referenced_positions(question: str, available: int) -> list[int]:
+    """The 1-based positions, among `available` papers of the previous answer, that the question
+    picks by position ("the first two", "the second and the last", "[1] and [3]"), in order;
+    empty when it picks none or a position beyond them."""
+    first_n = _FIRST_N.search(question)
+    if first_n:
+        n = _COUNTS[first_n.group(2).lower()]
+        start = available - n + 1 if first_n.group(1).lower() == "last" else 1
+        positions = list(range(max(1, start), max(1, start) + n))
+    else:
+        positions = []
+        for m in _POSITION.finditer(question):
+            word = (m.group(1) or "").lower()
+            number = m.group(2) or m.group(3) or m.group(4) or m.group(5)
+            positions.append(
+                available if word == "last" else _POSITIONS[word] if word else int(number)
+            )
+    positions = list(dict.fromkeys(positions))
+    return positions if positions and all(1 <= p <= available for p in positions) else []
+
+
+def refers_to_them(question: str) -> bool:
+    """Whether the question refers to the previous answer's papers as a group ("they", "them",
+    "these", "both")."""
+    return bool(_THEM.search(question))
+
+
 # Requests for an overview of a body of work: "Summarize the papers on X", "Give an overview of
 # the work on Y", "What has been done on Z?", "What are the main approaches to W?", "What did
 # the papers contribute to V?".

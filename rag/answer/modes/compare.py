@@ -24,13 +24,15 @@ from rag.text.names import query_names
 NOT_STATED = "not stated"
 # Words that ask for a comparison itself, not for a point of it.
 _COMPARING = frozenset({"differ", "compar", "comparison", "contrast", "versus", "vs", "similar"})
+# At most this many papers are compared (the first ones retrieved, or those the user picked).
+MAX_COMPARED = 4
 # Paper names in the table's first column are cut at a word within this many characters.
 NAME_CHARS = 32
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     hits, result = inp.hits, inp.result
-    papers = list(hits[: max(2, min(4, len(hits)))])
+    papers = list(hits[:MAX_COMPARED])
     if len(papers) < 2:
         yield inp.refuse("fewer than two papers to compare", related=hits)
         return
