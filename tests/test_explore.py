@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rag.answer.chain import Answerer
-from rag.answer.intent import author_asked, status_in, wants_subset
+from rag.answer.intent import author_asked, status_in, wants_subset, wants_topics
 from rag.explore.similar import find_paper, similar_papers
 from rag.explore.topics import load_topics, topic_map
 from rag.explore.vectors import paper_vectors
@@ -189,6 +189,55 @@ def test_clustering_is_deterministic_and_finds_planted_topics() -> None:
         assert len(set(members)) == 1  # one planted group per topic
         assert any(w in topic.label for w in words[members[0]].split())
         assert sum(topic.statuses.values()) == topic.size
+
+
+@pytest.mark.parametrize(
+    ("question", "topics"),
+    [
+        ("What are the main topics at ICML 2025?", True),
+        ("Which topics have the most papers?", True),
+        ("What research areas does the conference cover?", True),
+        ("What are the main topics in reinforcement learning?", False),  # a field's: a summary
+        ("Which topics does FooNet address?", False),
+    ],
+)
+def test_questions_about_the_collections_topics(question: str, topics: bool) -> None:
+    assert wants_topics(question) is topics
+
+
+def test_the_main_topics_come_from_the_topic_map_largest_first(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.explore.topics import Topic, TopicMap
+
+    answerer = Answerer(settings, llm_spec="extractive")
+    papers = sorted(answerer.searcher.lexical.table.papers)
+    small = [p for p in papers if p != CAKE_ID][:4]
+    large = [p for p in papers if p not in small]
+    planted = TopicMap(
+        "",
+        [
+            Topic(0, "preference, diffusion", len(small), {"poster": len(small)}, small),
+            Topic(1, "cache, attention", len(large), {"oral": 1, "poster": 2}, [CAKE_ID]),
+        ],
+        {**dict.fromkeys(small, 0), **dict.fromkeys(large, 1)},
+        dict.fromkeys(papers, (0.0, 0.0)),
+    )
+    monkeypatch.setattr(answerer, "topic_map", lambda: planted)
+    answer = answerer.answer("What are the main topics at ICML 2025?")
+    assert answer.mode == "topics" and not answer.refused
+    lines = answer.answer.splitlines()
+    assert lines[0].startswith("The 19 papers fall into 2 topics (100% of them")
+    assert lines[1].startswith(f"- cache, attention ({len(large)} papers; 1 oral, 2 poster): ")
+    assert lines[2].startswith(
+        f"- preference, diffusion ({len(small)} papers; {len(small)} poster)"
+    )
+    assert answer.cited_paper_ids == [CAKE_ID, small[0]]  # each topic's central paper
+    assert all(s.support == "supported" for s in answer.sentences)
+    # Too few papers to cluster: one topic, and the answer says so.
+    monkeypatch.setattr(answerer, "topic_map", lambda: topic_map(tmp_path, answerer.searcher))
+    few = answerer.answer("Which topics have the most papers?")
+    assert few.refused and few.refusal_reason == "the 19 papers are too few to fall into topics"
 
 
 def test_a_count_agrees_with_the_listing_of_the_same_topic(settings: Settings) -> None:

@@ -42,7 +42,11 @@ MAX_AUTHORS = 3
 NAME_CHARS = 28  # a paper's name in a compare table: its method name, or its title cut short
 CELL_WORDS = 12  # a compare table's cells show at most this many words (all of it on hover)
 LEAD_WORDS = 5  # a lead-in clause ("To address this issue,") this short is left out of a cell
-LIST_MODES = ("list", "authors")  # answers that are a lead line and one "- " line per paper
+LIST_MODES = (
+    "list",
+    "authors",
+    "topics",
+)  # answers that are a lead line and one "- " line per paper
 ATTRIBUTED_NOTE = (
     "Source found by PaperTalk: the model's sentence named none, so it links to the passage "
     "that supports it best."

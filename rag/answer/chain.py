@@ -50,6 +50,7 @@ from rag.answer.intent import (
     wants_papers,
     wants_subset,
     wants_summary,
+    wants_topics,
 )
 from rag.answer.llm import (
     EXTRACTIVE,
@@ -80,6 +81,7 @@ from rag.answer.relevance import (
 from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
 from rag.errors import PaperTalkError
+from rag.explore.topics import TopicMap, topic_map
 from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
 from rag.retrieve.retriever import PaperRetriever, document_to_hit
@@ -279,6 +281,11 @@ class Answerer:
         except Exception as exc:
             raise PaperTalkError(describe_llm_error(self.llm_label, exc)) from exc
 
+    def topic_map(self) -> TopicMap:
+        """The collection's topic map, kept beside the store (built the first time: about a
+        minute for all ICML 2025 papers)."""
+        return topic_map(self._settings.home, self.searcher)
+
     def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:
         papers = self.searcher.lexical.table.papers
         chosen = [pid for pid, p in papers.items() if filters is None or filters.allows(p, pid)]
@@ -433,6 +440,8 @@ class Answerer:
             base = request.filters or SearchFilters()
             only = frozenset(request.history_papers)
             request = replace(request, filters=replace(base, paper_ids=only))
+        elif mode == "ask" and wants_topics(question):
+            mode = "topics"  # "What are the main topics?": the collection's topic map
         elif mode == "ask" and wants_comparison(question) and self._picked(question, request):
             # "Compare the first two", "How do they differ?": papers of the previous answer
             mode = "compare"
@@ -839,8 +848,8 @@ class Answerer:
     ) -> str | None:
         if mode in ("ask", "list") and asks_for_acclaim(question):
             return ACCLAIM_REASON
-        if mode in ("authors", "list"):
-            return None  # decided paper by paper (by name, or by rag/answer/relevance.py)
+        if mode in ("authors", "list", "topics"):
+            return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:
             return "nothing was retrieved"
         named = self._named_in(query) if mode == "ask" else {}

@@ -147,6 +147,31 @@ _OPEN_REQUEST = re.compile(
 )
 
 
+# Questions about what the whole collection covers: "What are the main topics (at ICML 2025)?",
+# "Which topics have the most papers?", "What research areas does the conference cover?". One
+# about the topics of a field ("What are the main topics in RL?") names that field: a summary.
+_TOPICS = re.compile(
+    r"^\s*(?:what|which)\s+(?:are|were|is)?\s*(?:the\s+)?(?:\w+\s+){0,2}?"
+    r"(?:topics|themes|research\s+(?:areas|directions|topics)|areas|subfields)\b(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+# What may follow without naming a field: where, and "have the most papers".
+_COLLECTION_WORDS = frozenset(
+    "the a an at of in on across among this that these there is are was were do does did "
+    "conference collection accepted papers paper cover covers covered have has had most many "
+    "largest biggest main major year".split()
+)
+
+
+def wants_topics(question: str) -> bool:
+    """Whether the question asks what topics the whole collection covers."""
+    match = _TOPICS.match(without_venues(question))
+    if not match:
+        return False
+    rest = re.findall(r"[a-z0-9]+", match.group("rest").lower())
+    return all(word in _COLLECTION_WORDS for word in rest)
+
+
 def open_request(question: str) -> bool:
     """Whether the question asks, openly, about something ("Tell me about X")."""
     return bool(_OPEN_REQUEST.search(question))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.answer.modes import ask, compare, listing, summarize
+from rag.answer.modes import ask, compare, listing, summarize, topics
 from rag.answer.modes.base import Mode
 
 MODES: dict[str, Mode] = {
@@ -11,4 +11,5 @@ MODES: dict[str, Mode] = {
     "authors": listing.run_author,
     "compare": compare.run,
     "summarize": summarize.run,
+    "topics": topics.run,
 }

@@ -16,6 +16,7 @@ from rag.answer.citations import render_sentence, split_cited_sentences
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.refusal import CANNOT_ANSWER
 from rag.answer.relevance import TopicDecision
+from rag.explore.topics import TopicMap
 from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 from rag.settings import Settings
@@ -79,6 +80,10 @@ class ModeTools(Protocol):
         ...
 
     def weights(self) -> TermWeights: ...
+
+    def topic_map(self) -> TopicMap:
+        """The collection's topic map (kept beside the store; built the first time)."""
+        ...
 
     def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:
         """Every paper of the collection that passes `filters`, by title."""

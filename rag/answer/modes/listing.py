@@ -53,7 +53,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         among = f"the {describe(inp.filters)} papers"
     noun = "paper" if len(relevant) == 1 else "papers"
     header = f"{len(relevant)} {noun} of {among} match ({decision.rule()}):"
-    yield from _listed(inp, tools, relevant, header, quote_of)
+    yield from list_papers(inp, tools, relevant, header, quote_of)
 
 
 def describe(filters: SearchFilters) -> str:
@@ -80,10 +80,10 @@ def run_filtered(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     noun = "paper" if len(hits) == 1 else "papers"
     where = "papers discussed" if discussed else "collection"
     header = f"{len(hits)} {kind} {noun} of the {where}, by title:"
-    yield from _listed(inp, tools, hits, header, _approach)
+    yield from list_papers(inp, tools, hits, header, approach)
 
 
-def _approach(hit: PaperHit, sentences: list[str]) -> str:
+def approach(hit: PaperHit, sentences: list[str]) -> str:
     """The sentence of an abstract that says what the paper proposes (else its first)."""
     return classify(sentences).get("approach") or (sentences[0] if sentences else hit.title)
 
@@ -101,24 +101,25 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         return
     noun = "paper" if len(hits) == 1 else "papers"
     header = f"{len(hits)} {noun} of the collection by {author} (authors matched by name):"
-    yield from _listed(inp, tools, hits, header, _approach)
+    yield from list_papers(inp, tools, hits, header, approach)
 
 
-def _listed(
+def list_papers(
     inp: ModeInput,
     tools: ModeTools,
     hits: Sequence[PaperHit],
     header: str,
     quote_of: Callable[[PaperHit, list[str]], str],
+    lead: Callable[[PaperHit], str] | None = None,
 ) -> Iterator[AnswerEvent]:
     """The answer: `header`, then one line per paper quoting its abstract (checked) and citing
-    it, at most MAX_LISTED lines."""
+    it, at most MAX_LISTED lines; `lead` gives what a line says before the paper's name."""
     result = inp.result
     lines = [header]
     for ref, hit in enumerate(hits[:MAX_LISTED], start=1):
         sentences = tools.abstract_sentences(hit.paper_id)
         quote = quote_of(hit, sentences)
-        lines.append(f"- {short_title(hit.title)}: {quote} [{ref}]")
+        lines.append(f"- {lead(hit) if lead else ''}{short_title(hit.title)}: {quote} [{ref}]")
         result.citations.append(citation_for(ref, hit, quote, supporting=[quote]))
         result.sentences.append(AnswerSentence(quote, [ref], quote_support(quote, sentences)))
     if len(hits) > MAX_LISTED:
