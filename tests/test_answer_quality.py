@@ -36,6 +36,8 @@ from rag.answer.relevance import (
     CORE_PAPERS,
     CORE_SIMILARITY,
     THRESHOLD,
+    Judgement,
+    TopicDecision,
     judge_papers,
     resembling_core,
 )
@@ -807,6 +809,29 @@ def test_a_summary_keeps_the_papers_that_resemble_the_topics_clearest_ones() -> 
     spread = {h.paper_id: unit(*np.eye(3)[i % 3]) for i, h in enumerate(core)}
     assert resembling_core(core, spread) == core
     assert resembling_core([far, near], {}) == [far, near]  # nothing to compare with
+
+
+def test_a_topic_no_paper_words_lists_the_papers_closest_in_meaning(
+    answerer, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    hits = [answerer.searcher.paper_hit(pid) for pid in (CAKE_ID, DFUSION_ID, DREAMDPO_ID)]
+
+    def decided(similarities: list[float]) -> TopicDecision:
+        pairs = zip(hits, similarities, strict=True)
+        judged = [Judgement(h, 0.2, s, has_core=False) for h, s in pairs]
+        return TopicDecision(["fetch"], "fetch", judged)
+
+    assert decided([0.5, 0.3, 0.2]).nearest_in_meaning(0.55, 0.05) == []
+    close = decided([0.60, 0.57, 0.54])
+    assert [h.paper_id for h in close.nearest_in_meaning(0.55, 0.05)] == [CAKE_ID, DFUSION_ID]
+    monkeypatch.setattr(answerer, "judge_papers", lambda *args, **kwargs: close)
+    answer = answerer.answer("Which papers fetch stored attention states instead of recomputing?")
+    assert answer.mode == "list" and not answer.refused
+    assert answer.answer.startswith("No paper uses the words of this topic; the papers closest")
+    assert answer.cited_paper_ids == [CAKE_ID, DFUSION_ID]
+    monkeypatch.setattr(answerer, "judge_papers", lambda *args, **kwargs: decided([0.5, 0.4, 0.3]))
+    far = answerer.answer("Which papers fetch stored attention states instead of recomputing?")
+    assert far.refused and far.refusal_reason.startswith("no paper is about this")
 
 
 def test_a_topic_and_its_short_form_are_one_topic() -> None:

@@ -105,6 +105,14 @@ class TopicDecision:
         ranked = sorted(self.judged, key=lambda j: -j.score)
         return [j.hit for j in ranked if j.similarity >= min_similarity][:n]
 
+    def nearest_in_meaning(self, bar: float, band: float) -> list[PaperHit]:
+        """The candidates most similar in meaning to the topic: the closest, when it is at least
+        `bar` similar, and those within `band` of it (most similar first)."""
+        ranked = sorted(self.judged, key=lambda j: (-j.similarity, j.hit.paper_id))
+        if not ranked or ranked[0].similarity < bar:
+            return []
+        return [j.hit for j in ranked if j.similarity >= ranked[0].similarity - band]
+
     def rule(self) -> str:
         """How papers were decided, in words."""
         return (
