@@ -16,6 +16,7 @@ from rag.answer.refusal import (
     asks_amount,
     asks_for_acclaim,
     check_answerable,
+    counted_things,
     coverage,
     instance_names,
     measured_things,
@@ -255,6 +256,9 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         # A basis or a style is a kind of answer too.
         ("On what basis does FooNet select data?", []),
         ("What style of update does FooNet support?", []),  # like "what kind of"
+        ("What body of theory does FooNet build on?", []),  # like "what kind of" too
+        # A word before "up", "off" or "down" is a verb with its particle.
+        ("How many prompts make up BarSet?", ["prompts"]),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:
@@ -278,6 +282,14 @@ def test_a_kind_with_its_own_verb_asks_for_an_instance_of_a_named_paper() -> Non
     assert not unnamed.answerable and "name the LLM" in unnamed.reason
     named = _verdict(question, "FooNet builds agents; experiments use GPT-4o as the LLM.")
     assert named.answerable, named.reason
+
+
+def test_how_an_amount_is_chosen_asks_for_no_amount() -> None:
+    assert counted_things("Which step decides how many crops FooNet keeps?", ["FooNet"]) == []
+    assert not asks_amount("How does FooNet decide how much to prune at each layer?")
+    assert not asks_amount("How does FooNet learn how many experts to route to?")
+    assert asks_amount("How much does FooNet prune?")
+    assert counted_things("How many crops does FooNet keep?", ["FooNet"]) == ["crops"]
 
 
 def test_a_base_model_is_a_named_kind_and_a_margin_an_amount() -> None:

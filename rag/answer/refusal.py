@@ -81,7 +81,7 @@ ANSWER_KINDS = frozenset(
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
     objectives granularity granularities level levels collection collections basis style
-    styles""".split()
+    styles body bodies""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation"): in a topic they are content words.
@@ -110,11 +110,12 @@ _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECAS
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
 # A verb also comes before "whether" or "if" ("which dimension decides whether ..."), an object
 # pronoun ("what signal tells it ...") and a verb's particle ("what comes out ...").
-_CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out".split())
+_CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out up off down".split())
 # "At what point / time / moment" asks when: the word after the question word is no asked-for
 # phrase.
 _WHEN = re.compile(r"\bat\s+$", re.IGNORECASE)
 _WHEN_NOUNS = frozenset({"point", "time", "moment"})
+
 # Comparatives and superlatives after "how much/many" ("how much faster") ask for a degree.
 _DEGREE = re.compile(r"[a-z]{3,}(?:er|est)")
 # Where the asked-for phrase ends: an auxiliary verb, a preposition or a punctuation mark.
@@ -290,8 +291,9 @@ _HOW_MANY = re.compile(r"\b(how many)\s+", re.IGNORECASE)
 
 
 def counted_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
-    """What a question asks the number of ("how many GPU hours ..." -> "GPU hours")."""
-    return asked_phrases(question, subjects, after=_HOW_MANY)
+    """What a question asks the number of ("how many GPU hours ..." -> "GPU hours"; not in
+    "decides how many crops to keep")."""
+    return asked_phrases(without_chosen_amounts(question), subjects, after=_HOW_MANY)
 
 
 # Measured quantities: "what top-5 error", "what speedup". The answer is a number, stated
@@ -848,7 +850,20 @@ def asks_for_code(question: str) -> bool:
 
 def asks_amount(question: str) -> bool:
     """Whether the question asks for an amount ("how much", "by how many", "what share")."""
-    return bool(_QUANTITY.search(question))
+    return bool(_QUANTITY.search(without_chosen_amounts(question)))
+
+
+# "decides how many crops to keep", "learns how much to prune": how an amount is chosen (a
+# clause after a verb of choosing), not the amount itself.
+_CHOSEN_AMOUNT = re.compile(
+    r"\b((?:decid|determin|choos|chose|select|control|adjust|learn)\w*)\s+how\s+(?:many|much)\b",
+    re.IGNORECASE,
+)
+
+
+def without_chosen_amounts(question: str) -> str:
+    """`question` without the "how many" / "how much" of amounts it asks how are chosen."""
+    return _CHOSEN_AMOUNT.sub(r"\1", question)
 
 
 def is_model_refusal(text: str) -> bool:
