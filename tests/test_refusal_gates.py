@@ -257,6 +257,8 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("On what basis does FooNet select data?", []),
         ("What style of update does FooNet support?", []),  # like "what kind of"
         ("What body of theory does FooNet build on?", []),  # like "what kind of" too
+        # A failure or a cause is a kind of answer, like a flaw or a weakness.
+        ("Which failure does FooNet blame for the drop?", []),
         # A word before "up", "off" or "down" is a verb with its particle.
         ("How many prompts make up BarSet?", ["prompts"]),
     ],

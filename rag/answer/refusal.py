@@ -81,7 +81,7 @@ ANSWER_KINDS = frozenset(
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
     objectives granularity granularities level levels collection collections basis style
-    styles body bodies""".split()
+    styles body bodies failure failures cause causes""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation"): in a topic they are content words.
