@@ -899,6 +899,8 @@ def test_abbreviations_an_abstract_defines() -> None:
         "CoT": "Chain of thought",  # a small letter of the short form is a word of its own
     }
     assert expand("We release 16 SAEs.", found) == "sparse autoencoders"
+    # A long form's words may be written in any script's letters.
+    assert defined_abbreviations("We propose Rényi Foo Nets (RFN).") == {"RFN": "Rényi Foo Nets"}
     # A user may write a short form with one capital, or none of its letters in capitals.
     written = "the quantum kernel trick (qKT) and gradient flows (gf) (see above)"
     assert defined_abbreviations(written) == {}

@@ -660,6 +660,10 @@ def test_capitalised_concept_words_are_not_names_but_a_product_name_is() -> None
     assert instance_names(concept, "which datasets") == []
     product = "Training runs on the NVIDIA Titan Xp."
     assert instance_names(product, "which GPU") == ["NVIDIA"]
+    # A defined short form joined to a word is a modifier ("PDE-solving"), not a name; a
+    # model's size variant is ("BERT-base").
+    compound = "The PDE-solving step uses BERT-base features on the data."
+    assert instance_names(compound, "which datasets", short={"PDE"}) == ["BERT-base"]
 
 
 def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:

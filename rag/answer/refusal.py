@@ -484,6 +484,12 @@ def instance_names(
     nor an adjective made from a name ("Hessian")."""
     asked = asked.lower()
     spelled = {w for run in _TITLE_CASE_RUN.findall(sentence) for w in run.split()}
+
+    def compound_of_short_form(name: str) -> bool:
+        """ "PDE-solving", "LLM-based": a defined short form and a word make a modifier."""
+        head, _, tail = name.rpartition("-")
+        return bool(head) and head.rstrip("s") in short and len(tail) >= 4 and tail.islower()
+
     return [
         n
         for n in dict.fromkeys(name_base(n) for n in query_names(sentence))
@@ -495,6 +501,7 @@ def instance_names(
         and n not in own_names
         and not _NAME_ADJECTIVE.fullmatch(n)
         and n not in spelled
+        and not compound_of_short_form(n)
     ]
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 # A short form in parentheses: capitals first, optionally a plural -s ("(SAEs)", "(ViT)").
 _DEFINED = re.compile(r"\(([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*?)(s?)\)")
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+_WORD = re.compile(r"[^\W_][\w-]*")  # letters of any script: "Rényi Neural Processes (RNP)"
 MAX_LONG_WORDS = 8
 
 
