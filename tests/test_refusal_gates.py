@@ -664,6 +664,9 @@ def test_capitalised_concept_words_are_not_names_but_a_product_name_is() -> None
     # model's size variant is ("BERT-base").
     compound = "The PDE-solving step uses BERT-base features on the data."
     assert instance_names(compound, "which datasets", short={"PDE"}) == ["BERT-base"]
+    # An author of cited work is no name of a model or dataset.
+    cited = "Unlike earlier studies (Fooman et al. 2024), we test on BarSet."
+    assert instance_names(cited, "which models") == ["BarSet"]
 
 
 def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:

@@ -490,6 +490,10 @@ def instance_names(
         head, _, tail = name.rpartition("-")
         return bool(head) and head.rstrip("s") in short and len(tail) >= 4 and tail.islower()
 
+    def cited_author(name: str) -> bool:
+        """ "Chhabra et al. 2024": an author of cited work, not a name of a thing."""
+        return bool(re.search(rf"(?<!\w){re.escape(name)}\s+et\s+al\b", sentence))
+
     return [
         n
         for n in dict.fromkeys(name_base(n) for n in query_names(sentence))
@@ -502,6 +506,7 @@ def instance_names(
         and not _NAME_ADJECTIVE.fullmatch(n)
         and n not in spelled
         and not compound_of_short_form(n)
+        and not cited_author(n)
     ]
 
 
