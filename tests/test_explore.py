@@ -97,6 +97,12 @@ def test_a_status_alone_lists_every_paper_with_it_and_narrows_a_follow_up(
     assert set(posters.cited_paper_ids) == {
         p for p in listed.cited_paper_ids if papers[p]["status"] == "poster"
     }
+    everything = answerer.answer("How many papers are there at ICML 2025?")
+    assert everything.answer.startswith(f"{len(papers)} papers of the collection, by title:")
+    assert sorted(everything.cited_paper_ids) == sorted(papers)
+    # A topic that points back ("it") is not "no topic": not every paper.
+    unnamed = answerer.answer("Which papers use it?")
+    assert not unnamed.answer.startswith(f"{len(papers)} papers")
     oral = next(p for p, meta in papers.items() if meta["status"] == "oral")
     none = answerer.answer(
         "Which of them are orals?",

@@ -334,6 +334,23 @@ def test_list_answers_are_markdown_lists_with_linked_citations() -> None:
     assert lines[3].startswith("- ⚠ <strong>D-Fusion</strong>") and "&#126;1.3×" in lines[3]
 
 
+def test_topics_answers_show_each_topic_with_its_cited_paper() -> None:
+    answer = ask_answer(
+        mode="topics",
+        answer="The 19 papers fall into 2 topics (100% of them belong to one); the 2 largest:\n"
+        "- cache, attention (12 papers; 1 oral, 11 poster): Compute or Load KV Cache?: Cake "
+        "loads part of the cache [1]",
+        citations=[cake_citation()],
+        sentences=[AnswerSentence("Cake loads part of the cache", [1], "supported")],
+    )
+    lines = render.answer_markdown(answer, 3).split("\n")
+    assert lines[0].startswith("The 19 papers fall into 2 topics") and lines[1] == ""
+    assert lines[2].startswith(
+        "- <strong>cache, attention (12 papers; 1 oral, 11 poster)</strong>: Compute or Load"
+    )
+    assert lines[2].endswith('href="#pt-src-3-1" title="Show source 1">&#91;1&#93;</a>')
+
+
 def test_summarize_shows_a_linked_bibliography() -> None:
     body = "**KV caches**\n- Compute or Load KV Cache?: Cake loads and computes [1]"
     answer = ask_answer(

@@ -4,6 +4,7 @@ the abstract's sentence that best matches the topic, quoted."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
@@ -16,6 +17,8 @@ from rag.answer.refusal import topic_terms
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 
+# A topic that points back instead of naming what it is about ("Which papers use it?").
+_REFERS = re.compile(r"\b(?:it|its|they|them|their|these|those|this|that)\b", re.IGNORECASE)
 # At most this many papers are listed in the answer (the count covers all of them).
 MAX_LISTED = 25
 # A topic described in other words than its papers use: when no paper qualifies by the topic's
@@ -32,8 +35,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     topic = topic_of(inp.question)
     if inp.filters is not None and inp.filters.status:
         topic = without_status(topic)  # "the orals on X": the status is a filter, X the topic
-    if inp.filters is not None and inp.filters.active and not topic_terms(topic, tools.weights()):
-        # "How many orals are there?", "Which of them are spotlights?": no topic, only filters.
+    filtered = inp.filters is not None and inp.filters.active
+    if not topic_terms(topic, tools.weights()) and (filtered or not _REFERS.search(topic)):
+        # "How many orals are there?", "Which of them are spotlights?", "How many papers are
+        # there?": no topic, only filters (or none); "Which papers use it?" has one, unnamed.
         yield from run_filtered(inp, tools)
         return
     decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
@@ -85,19 +90,19 @@ def describe(filters: SearchFilters) -> str:
 
 
 def run_filtered(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
-    """Every paper the filters allow (a status, the papers of an earlier answer), one cited line
-    each (what it proposes, quoted)."""
-    assert inp.filters is not None
+    """Every paper the filters allow (a status, the papers of an earlier answer; all of them
+    without filters), one cited line each (what it proposes, quoted)."""
     hits = tools.papers_by(inp.filters)
-    kind = describe(replace(inp.filters, paper_ids=None))
-    discussed = inp.filters.paper_ids is not None
+    filters = inp.filters or SearchFilters()
+    kind = describe(replace(filters, paper_ids=None)) if filters.active else ""
+    discussed = filters.paper_ids is not None
     if not hits:
         where = "the papers discussed" if discussed else "the collection"
         yield inp.refuse(f"no paper of {where} is {kind}")
         return
     noun = "paper" if len(hits) == 1 else "papers"
     where = "papers discussed" if discussed else "collection"
-    header = f"{len(hits)} {kind} {noun} of the {where}, by title:"
+    header = f"{len(hits):,} {kind + ' ' if kind else ''}{noun} of the {where}, by title:"
     yield from list_papers(inp, tools, hits, header, approach)
 
 
