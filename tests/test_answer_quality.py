@@ -511,7 +511,7 @@ def test_comparing_papers_of_the_previous_answer_by_position_or_as_they(answerer
     assert picked.cited_paper_ids == [listed.cited_paper_ids[1], listed.cited_paper_ids[0]]
     pair = picked.cited_paper_ids
     again = answerer.answer(
-        "How do they differ?",
+        "What distinguishes them?",
         history=[*history, ("Compare them", picked.answer)],
         history_papers=pair,
     )

@@ -428,6 +428,8 @@ class Answerer:
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
         mode = request.mode
+        # Papers of the previous answer a comparison picks ("Compare the first two").
+        picked = self._picked(question, request) if mode in ("ask", "compare") else []
         author = author_asked(question) if mode == "ask" else None
         if author and not (request.filters and request.filters.author):
             # "What did <author> publish?": that author's papers
@@ -442,12 +444,11 @@ class Answerer:
             request = replace(request, filters=replace(base, paper_ids=only))
         elif mode == "ask" and wants_topics(question):
             mode = "topics"  # "What are the main topics?": the collection's topic map
-        elif mode == "ask" and wants_comparison(question) and self._picked(question, request):
-            # "Compare the first two", "How do they differ?": papers of the previous answer
+        elif mode == "ask" and wants_comparison(question) and picked:
+            # "Compare the first two", "What distinguishes them?": papers of the previous answer
             mode = "compare"
             base = request.filters or SearchFilters()
-            chosen = frozenset(self._picked(question, request))
-            request = replace(request, filters=replace(base, paper_ids=chosen))
+            request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
         elif mode == "ask" and wants_comparison(question) and self._compared(question):
             mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
         elif mode == "ask" and wants_summary(question):
@@ -479,7 +480,7 @@ class Answerer:
             ),
             config,
         )
-        picked = self._picked(question, request) if mode == "compare" else []
+        picked = picked if mode == "compare" else []
         if picked:  # those papers, in the order the question picks them
             found = {h.paper_id: h for h in hits}
             hits = [found.get(pid) or self.searcher.paper_hit(pid) for pid in picked]

@@ -87,7 +87,7 @@ _POSITION = re.compile(
     r"|(?<=\band\s)(\d{1,2})\b|(?<=\[)(\d{1,2})(?=\])|\b(\d{1,2})(?=\s+and\s+\d)",
     re.IGNORECASE,
 )
-# Referring to all the papers of the previous answer: "How do they differ?", "Compare them".
+# Referring to all the papers of the previous answer: "What distinguishes them?", "Compare them".
 _THEM = re.compile(r"\b(?:they|them|these|those|both)\b", re.IGNORECASE)
 
 

@@ -35,15 +35,15 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     topic = topic_of(inp.question)
     if inp.filters is not None and inp.filters.status:
         topic = without_status(topic)  # "the orals on X": the status is a filter, X the topic
+    weights = tools.weights()
     filtered = inp.filters is not None and inp.filters.active
-    if not topic_terms(topic, tools.weights()) and (filtered or not _REFERS.search(topic)):
+    if not topic_terms(topic, weights) and (filtered or not _REFERS.search(topic)):
         # "How many orals are there?", "Which of them are spotlights?", "How many papers are
         # there?": no topic, only filters (or none); "Which papers use it?" has one, unnamed.
         yield from run_filtered(inp, tools)
         return
     decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
-    weights = tools.weights()
 
     def quote_of(hit: PaperHit, sentences: list[str]) -> str:
         ranked = score_sentences(inp.question, hit, weights, rank=0)
