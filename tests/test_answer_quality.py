@@ -22,11 +22,14 @@ from rag.answer.intent import (
     wants_papers,
     wants_summary,
 )
+from rag.answer.modes.compare import MAX_COMPARED
 from rag.answer.modes.extractive import compose_extractive, cover_question, question_parts
 from rag.answer.modes.quotes import classify, quote_support
+from rag.answer.modes.summarize import MAX_SUMMARIZED
 from rag.answer.numbers import quantities, unstated_numbers
 from rag.answer.refusal import (
     CANNOT_ANSWER,
+    NO_SUBJECT_REASON,
     asked_phrases,
     check_answerable,
     counted_things,
@@ -521,6 +524,25 @@ def test_comparing_papers_of_the_previous_answer_by_position_or_as_they(answerer
         "How does Cake differ from them?", history=history, history_papers=listed.cited_paper_ids
     )
     assert CAKE_ID in named.cited_paper_ids
+
+
+def test_summarizing_or_comparing_all_the_papers_of_a_previous_list(answerer) -> None:  # type: ignore[no-untyped-def]
+    asked = ["Which papers use diffusion models?", "Which papers study large language models?"]
+    listed = [answerer.answer(q) for q in asked]
+    question = " ".join(asked)  # as if one answer had listed them all
+    earlier = list(dict.fromkeys(p for a in listed for p in a.cited_paper_ids))
+    assert len(earlier) > MAX_COMPARED, earlier
+    history = [(question, "\n".join(a.answer for a in listed))]
+    summary = answerer.answer("Summarize them", history=history, history_papers=earlier)
+    assert summary.mode == "summarize" and not summary.refused
+    assert summary.answer.startswith(f"The {len(earlier)} papers of the previous answer")
+    assert sorted(summary.cited_paper_ids) == sorted(earlier[:MAX_SUMMARIZED])
+    # More papers than a table holds: the first ones, in the listed order.
+    compared = answerer.answer("How do they differ?", history=history, history_papers=earlier)
+    assert compared.mode == "compare" and compared.cited_paper_ids == earlier[:MAX_COMPARED]
+    # Without an earlier answer, "them" is nothing: the question is refused, saying why.
+    alone = answerer.answer("Summarize them")
+    assert alone.refused and alone.refusal_reason == NO_SUBJECT_REASON
 
 
 def test_one_name_and_a_comparison_word_stays_an_answer(answerer) -> None:  # type: ignore[no-untyped-def]

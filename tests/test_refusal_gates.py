@@ -12,6 +12,7 @@ from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.refusal import (
     ACCLAIM_REASON,
+    NO_SUBJECT_REASON,
     asked_phrases,
     asks_amount,
     asks_for_acclaim,
@@ -21,6 +22,7 @@ from rag.answer.refusal import (
     instance_names,
     measured_things,
     named_kinds,
+    names_no_subject,
     phrase_terms,
     reported_for,
     states_instance,
@@ -796,3 +798,37 @@ def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type
     answer = answerer.answer("Which is the best paper on KV cache loading?")
     assert answer.refused and answer.refusal_reason == ACCLAIM_REASON
     assert not answerer.answer("Which paper reduces time to first token the most?").refused
+
+
+@pytest.mark.parametrize(
+    ("question", "no_subject"),
+    [
+        ("What does it do?", True),  # no content word at all
+        ("Summarize them", True),
+        ("Tell me about it", True),
+        ("What data does it use?", True),  # refers back; "data" is in most papers
+        ("What data does FooNet use?", False),  # names its subject
+        ("Which data sets does the tensor sketch paper use?", False),  # a rare content word
+        ("What data are used?", False),  # common words only, but refers to nothing unsaid
+    ],
+)
+def test_a_question_that_names_nothing_has_no_subject(question: str, no_subject: bool) -> None:
+    common = {"data", "use", "set"}
+    df = {"data": 80, "use": 90, "set": 40, "foonet": 1, "tensor": 3, "sketch": 2}
+    found = names_no_subject(
+        question, _weights(), lambda t: df.get(t, 0 if t in common else 5), 100
+    )
+    assert found is no_subject
+
+
+def test_a_first_question_about_it_is_refused_and_a_follow_up_is_not(answerer) -> None:  # type: ignore[no-untyped-def]
+    alone = answerer.answer("What does it do?")
+    assert alone.refused and alone.refusal_reason == NO_SUBJECT_REASON and not alone.related
+    first = answerer.answer("How much does Cake cut time to first token?")
+    followup = answerer.answer(
+        "What does it do?",
+        history=[(first.question, first.answer)],
+        history_papers=[c.paper_id for c in first.citations],
+    )
+    assert not followup.refused and followup.citations
+    assert {c.paper_id for c in followup.citations} <= {c.paper_id for c in first.citations}

@@ -66,9 +66,11 @@ from rag.answer.prompts import chat_prompt
 from rag.answer.refusal import (
     ACCLAIM_REASON,
     ASKING_WORDS,
+    NO_SUBJECT_REASON,
     asks_for_acclaim,
     check_answerable,
     coverage,
+    names_no_subject,
 )
 from rag.answer.relevance import (
     CANDIDATES,
@@ -428,8 +430,9 @@ class Answerer:
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
         mode = request.mode
-        # Papers of the previous answer a comparison picks ("Compare the first two").
-        picked = self._picked(question, request) if mode in ("ask", "compare") else []
+        # Papers of the previous answer a comparison or summary picks ("Compare the first two",
+        # "Summarize them").
+        picked = self._picked(question, request) if mode in ("ask", "compare", "summarize") else []
         author = author_asked(question) if mode == "ask" else None
         if author and not (request.filters and request.filters.author):
             # "What did <author> publish?": that author's papers
@@ -447,6 +450,7 @@ class Answerer:
         elif mode == "ask" and wants_comparison(question) and picked:
             # "Compare the first two", "What distinguishes them?": papers of the previous answer
             mode = "compare"
+            picked = picked[:MAX_COMPARED]  # the first ones, when more were listed
             base = request.filters or SearchFilters()
             request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
         elif mode == "ask" and wants_comparison(question) and self._compared(question):
@@ -457,6 +461,12 @@ class Answerer:
             mode = "summarize"  # "Tell me about X", X a topic, not a paper
         elif mode == "ask" and wants_papers(question):
             mode = "list"  # "Which papers ...?" is answered with every matching paper
+        if mode == "summarize" and picked and not wants_comparison(question):
+            # "Summarize them": the papers of the previous answer
+            base = request.filters or SearchFilters()
+            request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
+        elif mode != "compare":
+            picked = []
         if (
             mode == "list"
             and status_in(question)
@@ -480,7 +490,6 @@ class Answerer:
             ),
             config,
         )
-        picked = picked if mode == "compare" else []
         if picked:  # those papers, in the order the question picks them
             found = {h.paper_id: h for h in hits}
             hits = [found.get(pid) or self.searcher.paper_hit(pid) for pid in picked]
@@ -501,9 +510,25 @@ class Answerer:
             request.filters,
             named,
             compared=len(named) >= 2 and self._compared(question),
+            picked=bool(picked),
         )
         followup = bool(request.history) and is_followup(question)
         reason = None
+        if (
+            request.mode in ("ask", "summarize", "compare")
+            and not request.history
+            and not request.history_papers
+            and not request.filters
+            and names_no_subject(
+                question,
+                self.weights(),
+                lambda term: self.searcher.lexical.df.get(term, 0),
+                len(self.searcher.lexical.table.papers),
+            )
+        ):
+            # "What does it do?" as a first question: there is nothing for "it" to be
+            yield inp.refuse(NO_SUBJECT_REASON, [])
+            return
         if not picked:  # papers the user picked are compared however the question is put
             reason = self._refusal_reason(question, query, hits, passages, request.mode, followup)
         if reason is not None:
@@ -772,16 +797,16 @@ class Answerer:
         return self._writers_of[name]
 
     def _picked(self, question: str, request: AnswerRequest) -> list[str]:
-        """The papers of the previous answer a comparison picks: by position ("the first two",
-        "[1] and [3]"), or all of them when it says "they" / "them" and there are two to four;
-        none when it names a paper."""
+        """The papers of the previous answer a comparison or summary picks: by position ("the
+        first two", "[1] and [3]"), or all of them, in order, when it says "they" / "them"; none
+        when it names a paper."""
         earlier = list(request.history_papers)
         if len(earlier) < 2 or self._subject_papers(question):
             return []
         positions = referenced_positions(question, len(earlier))
         if len(positions) >= 2:
             return [earlier[p - 1] for p in positions]
-        if not positions and refers_to_them(question) and len(earlier) <= MAX_COMPARED:
+        if not positions and refers_to_them(question):
             return earlier
         return []
 

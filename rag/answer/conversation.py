@@ -15,6 +15,12 @@ _REFERRING = re.compile(
 )
 
 
+def refers_back(question: str) -> bool:
+    """Whether the question refers to something said before ("it", "these papers", "the
+    method")."""
+    return bool(_REFERRING.search(question))
+
+
 def is_followup(question: str) -> bool:
     """Whether `question` leans on earlier turns: it refers back ('it', 'the method'), or it is
     very short and names nothing ('Why?', 'And the speed-up?'; not 'What is Cake?')."""

@@ -28,7 +28,9 @@ rule about questions and evidence (no word in this module comes from an evaluati
    name; adjectives and a quantity's kind ("what numerical competitive ratio") ask for a value;
 6. coverage: unless the question names its paper, the retrieved passages of the answering
    papers must hold a minimum share of the question's content words that are not the name of
-   its subject nor name the kind of answer.
+   its subject nor name the kind of answer;
+7. a subject: a question asked without earlier turns must have a content word, and one that
+   refers back ("What data does it use?") a word rare enough to say what "it" is.
 A generative model's own "the papers do not say" also counts as a refusal.
 """
 
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rag.answer.context import ContextPassage, TermWeights
+from rag.answer.conversation import refers_back
 from rag.text.abbreviations import abbreviated, defined_abbreviations, expand, spelled_out
 from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
@@ -884,3 +887,27 @@ def is_model_refusal(text: str) -> bool:
     spans = split_sentences(text.strip())
     first = text.strip()[spans[0].start : spans[0].end] if spans else text
     return bool(_MODEL_REFUSAL.search(first))
+
+
+# A word used by this share of the papers or more does not say which paper or topic is meant
+# ("data", "perform"): in the dev and tune questions that stand alone, the rarest content word of
+# every question is used by at most 14% of all papers.
+COMMON_SHARE = 0.25
+NO_SUBJECT_REASON = (
+    "the question does not say which paper or topic it is about, and there is no earlier answer "
+    "for it to refer to: name the paper, method or topic"
+)
+
+
+def names_no_subject(
+    question: str, weights: TermWeights, document_frequency: Callable[[str], int], n_papers: int
+) -> bool:
+    """Whether a question, asked without earlier turns, has nothing to be about: no content word
+    at all ("What does it do?", "Summarize them"), or only words too common to pick anything
+    out while it refers back to something unsaid ("What data does it use?")."""
+    terms = topic_terms(question, weights)
+    if not terms:
+        return True
+    if not refers_back(question):
+        return False
+    return all(document_frequency(t) >= COMMON_SHARE * n_papers for t in terms)

@@ -130,6 +130,9 @@ class ModeInput:
     filters: SearchFilters | None = None
     named: tuple[str, ...] = ()  # the papers the question calls by name, in order of mention
     compared: bool = False  # whether it asks about two or more of them, not one and its baseline
+    # The hits are papers of the previous answer the user picked ("Summarize them", "Compare the
+    # first two"), in the order picked: the mode takes them as they are.
+    picked: bool = False
 
     def final(self) -> AnswerEvent:
         """The finished answer, with its timings."""

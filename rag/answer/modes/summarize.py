@@ -36,6 +36,11 @@ CLOSEST = 5
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     result = inp.result
+    if inp.picked:  # "Summarize them": the papers of the previous answer, as they came
+        n = len(inp.hits)
+        intro = f"The {n} papers of the previous answer:" if n > 1 else ""
+        yield from _summarize(inp, tools, list(inp.hits), intro, topic_of(inp.query))
+        return
     decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
     if not relevant:
@@ -53,12 +58,20 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             relevant = resembling_core(
                 relevant, tools.paper_vectors([h.paper_id for h in relevant])
             )
+    yield from _summarize(inp, tools, relevant, parts_intro, topic_of(inp.question))
+
+
+def _summarize(
+    inp: ModeInput, tools: ModeTools, relevant: list[PaperHit], parts_intro: str, topic: str
+) -> Iterator[AnswerEvent]:
+    """The themed summary of `relevant` (most relevant first; those beyond MAX_SUMMARIZED are
+    only named), themes named by what they share beyond `topic`."""
+    result = inp.result
     more = relevant[MAX_SUMMARIZED:]
     relevant = relevant[:MAX_SUMMARIZED]
     parts: list[str] = [parts_intro] if parts_intro else []
     citations: list[Citation] = []
     ref_of: dict[str, int] = {}
-    topic = topic_of(inp.question)
     for theme, members in group_by_theme(tools, relevant, topic):
         noun = "paper" if len(members) == 1 else "papers"
         parts.append(f"**{theme}** ({len(members)} {noun}).")
