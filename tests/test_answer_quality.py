@@ -14,6 +14,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from rag.answer.chain import Answerer
 from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import (
+    bare_topic,
     open_request,
     referenced_positions,
     topic_of,
@@ -86,6 +87,11 @@ def scripted(answerer: Answerer, reply: str) -> Answerer:
         ("What architectural component does X add?", []),
         ("Which graph datasets does X use?", ["graph"]),  # a noun modifier is asked for
         ("Which virus's genetic data did they use?", ["virus genetic data"]),  # possessive
+        # After the noun, a past form opens a verb phrase; "speed" and "seed" are nouns.
+        ("Which wiring worked best for them?", ["wiring"]),
+        ("What encoder trained on text does X use?", ["encoder"]),
+        ("What inference speed does X reach?", ["inference speed"]),
+        ("Which random seed did they fix?", ["random seed"]),
     ],
 )
 def test_asked_phrases(question: str, phrases: list[str]) -> None:
@@ -137,6 +143,12 @@ def test_venue_mentions_are_context_not_names() -> None:
         ("What did the papers contribute to graph coloring?", True, True),
         ("What are the main results of LEVIS?", False, False),
         ("What did LEVIS contribute?", False, False),
+        ("Any papers on tensor sketching?", True, False),
+        ("papers about protein design", True, False),
+        ("Who works on conformal prediction?", True, False),
+        ("Work on FooNet: which losses does it use?", False, False),
+        ("What's new in test-time scaling?", False, True),
+        ("What are the recent advances in graph coloring?", False, True),
     ],
 )
 def test_what_kind_of_answer_a_question_wants(question: str, papers: bool, summary: bool) -> None:
@@ -485,6 +497,28 @@ def test_an_open_request_about_a_topic_gets_an_overview_and_about_a_paper_an_ans
 
 
 @pytest.mark.parametrize(
+    ("text", "bare"),
+    [
+        ("protein design", True),
+        ("watermarking for language models?", True),
+        ("What is protein design?", False),
+        ("Summarize protein design", False),
+        ("It uses protein design", False),
+        ("a topic described in more words than a search box takes", False),
+    ],
+)
+def test_a_topic_typed_as_into_a_search_box(text: str, bare: bool) -> None:
+    assert bare_topic(text) is bare
+
+
+def test_a_bare_topic_lists_its_papers_and_a_bare_name_answers(answerer) -> None:  # type: ignore[no-untyped-def]
+    topic = answerer.answer("direct preference optimization")
+    assert topic.mode == "list" and {DFUSION_ID, DREAMDPO_ID} <= set(topic.cited_paper_ids)
+    name = answerer.answer("Cake")
+    assert name.mode == "ask" and name.cited_paper_ids == [CAKE_ID]
+
+
+@pytest.mark.parametrize(
     ("question", "positions"),
     [
         ("Compare the first two", [1, 2]),
@@ -790,6 +824,35 @@ def test_a_follow_up_without_kept_papers_finds_the_earlier_turns_paper(answerer)
     assert "abstract of When Diffusion Models Memorize" in (head.refusal_reason or "")
     answer = answerer.answer("How much does it cut time to first token?", history=titled)
     assert not answer.refused and answer.cited_paper_ids == [CAKE_ID] and "2.6" in answer.answer
+
+
+def test_a_topic_whose_two_words_no_paper_writes_together_is_not_listed() -> None:
+    df = {"zorblax": 30, "quux": 20}
+    weights = TermWeights(tokenize, df, 1000)
+    papers = [PaperHit(p, f"Paper {p}", [], "", "", 0.0) for p in "abc"]
+    texts = {"a": "Zorblax learning at scale.", "b": "Quuxing models.", "c": "Zorblax for quuxing."}
+
+    def relevant(topic: str, texts: dict[str, str]) -> list[str]:
+        decision = judge_papers(
+            topic,
+            [p for p in papers if p.paper_id in texts],
+            weights,
+            texts.__getitem__,
+            dict.fromkeys(texts, 0.9),
+            lambda t: df.get(t, 0),
+            anchors=["quux", "zorblax"],
+            n_papers=1000,
+        )
+        return [h.paper_id for h in decision.relevant]
+
+    # Side by side, the two words name one topic: when one paper writes both, each word alone
+    # still counts as about it (a paper may use one of them)...
+    assert relevant("papers on zorblax quuxing", texts) == ["c", "b", "a"]
+    # ... but when none does, the topic is not in the collection: no paper of either field.
+    apart = {k: v for k, v in texts.items() if k != "c"}
+    assert relevant("papers on zorblax quuxing", apart) == []
+    # Words apart in the topic's name are two things a paper may be about.
+    assert relevant("papers on zorblax, for quuxing", apart) == ["b", "a"]
 
 
 def test_a_title_naming_the_topic_counts_toward_relevance() -> None:

@@ -581,6 +581,10 @@ def test_plural_kinds_of_answer_are_no_asked_words() -> None:
 def test_instance_statements_and_reported_values() -> None:
     assert states_instance("with the soft actor-critic as a base algorithm", "algorithm")
     assert not states_instance("uses it as a base algorithm", "algorithm")
+    # A compound right before the kind names a known one; one that counts or sizes does not.
+    assert states_instance("it emulates the actor-critic algorithm in context", "algorithm")
+    assert not states_instance("we give the two-stage algorithm", "algorithm")
+    assert not states_instance("a actor-critic-style algorithm", "algorithm")
     assert states_instance("benchmarks, including LongQA and others", "datasets")
     assert not states_instance("benchmarks such as 12 others", "datasets")
     assert not states_instance("on benchmarks like ours", "datasets")

@@ -42,6 +42,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.intent import (
     author_asked,
+    bare_topic,
     open_request,
     referenced_positions,
     refers_to_them,
@@ -461,6 +462,13 @@ class Answerer:
             mode = "summarize"  # "Tell me about X", X a topic, not a paper
         elif mode == "ask" and wants_papers(question):
             mode = "list"  # "Which papers ...?" is answered with every matching paper
+        elif (
+            mode == "ask"
+            and not request.history
+            and bare_topic(question)
+            and not self._subject_papers(question)
+        ):
+            mode = "list"  # "protein design", typed as a search: the papers on it
         if mode == "summarize" and picked and not wants_comparison(question):
             # "Summarize them": the papers of the previous answer
             base = request.filters or SearchFilters()

@@ -24,7 +24,15 @@ _LIST = re.compile(
     r"|\b(?:is|are)\s+there\s+(?:any\s+|an?\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?)\b"
     rf"|\bhow\s+many\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
-    rf"|\bwhat\s+(?:share|fraction|percentage|proportion)\s+of\s+(?:the\s+)?{_PAPERS}\b",
+    rf"|\bwhat\s+(?:share|fraction|percentage|proportion)\s+of\s+(?:the\s+)?{_PAPERS}\b"
+    # "Any papers on X?", "Some recent work about Y?"
+    r"|^\s*(?:any|some|other|more)\s+(?:[\w-]+\s+){0,2}?(?:papers?|works?|studies|articles?)\b"
+    # A search typed as a phrase: "papers about protein design", "work on causal discovery"
+    r"|^\s*(?:papers?|works?|studies|articles?|publications?)\s+"
+    r"(?:on|about|that|which|using|in|for|with|related\s+to)\b(?!.*\b(?:what|which|how|who)\s)"
+    # "Who works on X?": the papers on X (their authors come with them)
+    r"|\bwho\s+(?:(?:is|are)\s+)?(?:works?|working|studies|studying|researches|researching|"
+    r"publishes|publishing)\s+(?:on|about)\b",
     re.IGNORECASE,
 )
 
@@ -126,7 +134,10 @@ _SUMMARY = re.compile(
     r"(?:provide|write)\s+an?\s+(?:overview|summary)|overview\s+of|"
     r"what\s+(?:are|were)\s+the\s+(?:main|key|major)\s+(?:approaches|directions|ideas|themes|"
     r"trends|lines\s+of\s+(?:work|research))|what\s+has\s+been\s+done\s+(?:on|in|about)|"
-    r"what\s+(?:did|do|does|have|has)\b[^?]*\bcontribut\w*\s+(?:to|on|in)\b)",
+    r"what\s+(?:did|do|does|have|has)\b[^?]*\bcontribut\w*\s+(?:to|on|in)\b|"
+    r"what(?:'s|’s|\s+is)\s+new\s+(?:in|on|about|with)\b|"
+    r"what\s+(?:are|were)\s+(?:the\s+)?(?:recent|latest|new)\s+(?:advances|developments|"
+    r"trends|ideas|results)\s+(?:in|on|about)\b)",
     re.IGNORECASE,
 )
 
@@ -170,6 +181,25 @@ def wants_topics(question: str) -> bool:
         return False
     rest = re.findall(r"[a-z0-9]+", match.group("rest").lower())
     return all(word in _COLLECTION_WORDS for word in rest)
+
+
+# How a question or a request opens; a text that opens otherwise, in a few words, is a topic
+# typed as into a search box ("protein design", "watermarking for LLMs").
+_QUESTION_OPENING = re.compile(
+    r"^\s*(?:what|which|how|why|who|whom|whose|when|where|whether|is|are|was|were|do|does|did|"
+    r"can|could|would|should|will|has|have|had|may|might|must|shall|tell|explain|describe|show|"
+    r"find|give|list|name|compare|contrast|summari[sz]e|please|and|but|so|or|also|then|"
+    r"i|we|you|it|its|they|them|this|that|these|those|thanks?|hi|hello|ok|okay|yes|no)\b",
+    re.IGNORECASE,
+)
+TOPIC_WORDS = 6
+
+
+def bare_topic(question: str) -> bool:
+    """Whether the text is a topic alone, as typed into a search box (at most TOPIC_WORDS words
+    and no question or request wording): what papers there are on it is wanted."""
+    words = question.strip(" ?!.").split()
+    return 0 < len(words) <= TOPIC_WORDS and not _QUESTION_OPENING.match(question)
 
 
 def open_request(question: str) -> bool:

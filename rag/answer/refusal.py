@@ -107,6 +107,10 @@ PHRASE_WORDS = 3
 COUNT_CONTEXT_TERMS = 2
 COUNT_CONTEXT = 0.6
 PHRASE_COVERAGE = 0.6
+# A past tense or participle ("worked", "trained on"; not "speed" or "seed"): after a noun it
+# starts a verb phrase or a reduced relative clause, never continues the noun phrase (English
+# puts participles that modify a noun before it: "learned features").
+_PAST = re.compile(r"[a-z]{3,}(?<!e)ed")
 _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECASE)
 # Words that open a noun phrase: right after a question word they show that the word between
 # was a verb ("what makes the model ..."), so there is no asked-for phrase.
@@ -266,6 +270,8 @@ def asked_phrases(
                 break
             if words and k + 1 < len(following) and following[k + 1].lower() in _CLAUSE_OPENERS:
                 break  # "what module extends the ...": a word before "the" is a verb
+            if words and _PAST.fullmatch(lower):
+                break  # "which wiring worked best": after the noun, "-ed" opens a verb phrase
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
                 # Adjectives alone only narrow the kind ("which probabilistic models", "what
                 # rule-based methods"): the question asks for an instance of the kind.
@@ -438,11 +444,19 @@ _NOT_AN_INSTANCE = frozenset(
 )
 
 
+# First parts of compounds that count or size a thing ("the two-stage method"), not name it.
+_COUNTING = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|single|dual|double|triple|multi|many|few|"
+    "first|second|third|last|high|low|large|small|full|half|end|so"
+)
+
+
 def states_instance(sentence: str, kind: str) -> bool:
     """Whether `sentence` says in so many words which thing of `kind` is meant, named or not:
     "X as a/the (base) KIND" ("the soft actor-critic as a base algorithm"), "KIND such as X",
-    "KIND including X", "KIND, namely X" (the usual phrasings of "X is a KIND"); not "KIND such
-    as several ..."."""
+    "KIND including X", "KIND, namely X" (the usual phrasings of "X is a KIND"), "the X-Y KIND"
+    (a compound naming it: "the actor-critic algorithm"); not "KIND such as several ..." nor
+    "the two-stage KIND"."""
     kinds = "|".join(re.escape(k) for k in sorted(kind_words(kind), key=len, reverse=True))
     if not kinds:
         return False
@@ -451,6 +465,8 @@ def states_instance(sentence: str, kind: str) -> bool:
         # "X as a base KIND": X is the word right before "as"
         rf"([\w-]+)\s+as\s+(?:a|an|the|our|its|their)\s+(?:[\w-]+\s+){{0,2}}?{kind_pattern}\b",
         rf"\b{kind_pattern}\s*,?\s+(?:such\s+as|including|like|namely|e\.g\.,?)\s+([\w-]+)",
+        # "the actor-critic algorithm": a compound right before the kind names a known one
+        rf"\bthe\s+((?!(?:{_COUNTING})-)[A-Za-z]+(?:-[A-Za-z]+)+)\s+{kind_pattern}\b",
     )
     words = [
         found.group(1).lower()

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 
 import numpy as np
 
@@ -73,6 +74,7 @@ class Judgement:
     similarity: float
     has_core: bool
     titled: bool = False  # the title uses one of the topic's distinctive terms
+    together: bool = True  # it uses all the anchors the topic's name writes side by side
 
     @property
     def score(self) -> float:
@@ -243,6 +245,7 @@ def judge_papers(
     )
     core = anchor_list[0] if anchor_list else ""
     anchor_set = set(anchor_list)
+    joined = joined_anchors(topic, anchor_list, weights)
     # "quantum kernel trick (qKT)": a paper that writes either form writes both.
     forms = [
         (weights.terms(short), _phrase(long), weights.terms(long))
@@ -263,10 +266,27 @@ def judge_papers(
                 similarities.get(hit.paper_id, 0.0),
                 bool(anchor_set & paper_terms),
                 bool(anchor_set & weights.terms(hit.title)),
+                together=joined <= paper_terms,
             )
         )
+    if joined and n_papers >= UNUSED_TELLS and not any(j.together for j in judged):
+        # No paper uses the words that name the topic together ("federated unlearning"): each
+        # names a broader field, and the topic itself is not in the collection.
+        judged = [replace(j, has_core=False) for j in judged]
     unused = _unused(topic, weights, groups, document_frequency) if n_papers >= UNUSED_TELLS else ()
     return TopicDecision(terms, core, judged, unused)
+
+
+def joined_anchors(topic: str, anchors: Sequence[str], weights: TermWeights) -> set[str]:
+    """The anchors that stand next to each other in the topic's name ("counterfactual
+    fairness", "point clouds"): together they name one thing (one alone names a broader
+    field)."""
+    stems = [next(iter(weights.terms(w)), "") for w in re.findall(r"[\w]+", topic_name(topic))]
+    joined: set[str] = set()
+    for left, right in pairwise(stems):
+        if left in anchors and right in anchors and left != right:
+            joined |= {left, right}
+    return joined
 
 
 def _unused(
