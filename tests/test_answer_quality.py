@@ -579,6 +579,13 @@ def test_summarizing_or_comparing_all_the_papers_of_a_previous_list(answerer) ->
     assert alone.refused and alone.refusal_reason == NO_SUBJECT_REASON
 
 
+def test_a_papers_name_opening_the_question_names_it(answerer) -> None:  # type: ignore[no-untyped-def]
+    # Every sentence opens with a capital: the first word is a name when it is a paper's own.
+    question = "Cake and DreamDPO both came out this year. What does each one improve?"
+    assert answerer._subject_papers(question) == [CAKE_ID, DREAMDPO_ID]
+    assert answerer._subject_papers("Diffusion models: which ones are aligned?") == []
+
+
 def test_one_name_and_a_comparison_word_stays_an_answer(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer("How does Cake compare with compute-only prefill?")
     assert answer.mode == "ask"

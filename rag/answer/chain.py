@@ -122,6 +122,7 @@ MAX_PAPERS_PER_NAME = 3
 # A run of this many capitalised words or more that a title holds names its paper.
 MIN_TITLE_PHRASE_WORDS = 3
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*){2,}")
+_SENTENCE_OPENING = re.compile(r"(?:^|[.?!]\s+)\W*([A-Z][a-z]{2,})\b")
 _QUESTION_OPENERS = frozenset(
     "What Which How Why When Where Who Does Do Did Is Are In On For".split()
 )
@@ -686,6 +687,13 @@ class Answerer:
         paper or a few, with the papers it picks out."""
         titled, rest = self._titles_in(text)
         named: dict[str, list[str]] = {}
+        # A capitalised word opening a sentence ("Satori and X both ...") is a name when it is
+        # a paper's own (see `_papers_of`): every sentence's first word is capitalised.
+        for first in _SENTENCE_OPENING.findall(rest):
+            if first not in _QUESTION_OPENERS and first not in titled.values():
+                own, _ = self._papers_of(first)
+                if own:
+                    named.setdefault(first, own)
         for paper_id, title in titled.items():
             named.setdefault(title, []).append(paper_id)
         for name, papers in self.searcher.lexical.names.written_names_in(rest).items():
