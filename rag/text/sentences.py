@@ -34,7 +34,11 @@ _ABBREVIATIONS = {
     "ca",
     "incl",
 }
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[$*]?[A-Z0-9])")
+# A sentence ends at . ! or ? before a space and a capital or a digit, and also where an
+# abstract left out the space ("... essence.These kernels"): a word, the mark, a capitalised word.
+_BOUNDARY = re.compile(
+    r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[$*]?[A-Z0-9])|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z]+\b[^.\w-])"
+)
 
 
 @dataclass(frozen=True)
