@@ -36,10 +36,10 @@ def test_sentences_respect_abbreviations_and_decimals() -> None:
 
 
 def test_a_sentence_ends_where_an_abstract_left_out_the_space() -> None:
-    text = "We redefine two kernels.These kernels capture long-term behavior.Fig.3 shows 2.5x. Done."
+    text = "We redefine two GTs.These kernels capture long-term behavior.Fig.3 shows 2.5x. Done."
     sentences = [text[s.start : s.end] for s in split_sentences(text)]
     assert sentences == [
-        "We redefine two kernels.",
+        "We redefine two GTs.",
         "These kernels capture long-term behavior.Fig.3 shows 2.5x.",  # a capital, then a digit
         "Done.",
     ]

@@ -37,7 +37,7 @@ _ABBREVIATIONS = {
 # A sentence ends at . ! or ? before a space and a capital or a digit, and also where an
 # abstract left out the space ("... essence.These kernels"): a word, the mark, a capitalised word.
 _BOUNDARY = re.compile(
-    r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[$*]?[A-Z0-9])|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z]+\b[^.\w-])"
+    r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[$*]?[A-Z0-9])|(?<=[A-Za-z0-9][a-z][.!?])(?=[A-Z][a-z]+\b[^.\w-])"
 )
 
 
