@@ -88,7 +88,7 @@ def scripted(answerer: Answerer, reply: str) -> Answerer:
         ("Which graph datasets does X use?", ["graph"]),  # a noun modifier is asked for
         ("Which virus's genetic data did they use?", ["virus genetic data"]),  # possessive
         # After the noun, a past form opens a verb phrase; "speed" and "seed" are nouns.
-        ("Which wiring worked best for them?", ["wiring"]),
+        ("Which schedule proved best for them?", ["schedule"]),
         ("What encoder trained on text does X use?", ["encoder"]),
         ("What inference speed does X reach?", ["inference speed"]),
         ("Which random seed did they fix?", ["random seed"]),

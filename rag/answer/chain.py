@@ -687,7 +687,7 @@ class Answerer:
         paper or a few, with the papers it picks out."""
         titled, rest = self._titles_in(text)
         named: dict[str, list[str]] = {}
-        # A capitalised word opening a sentence ("Satori and X both ...") is a name when it is
+        # A capitalised word opening a sentence ("Quartz and BarNet both ...") is a name when it is
         # a paper's own (see `_papers_of`): every sentence's first word is capitalised.
         for first in _SENTENCE_OPENING.findall(rest):
             if first not in _QUESTION_OPENERS and first not in titled.values():

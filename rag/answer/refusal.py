@@ -271,7 +271,7 @@ def asked_phrases(
             if words and k + 1 < len(following) and following[k + 1].lower() in _CLAUSE_OPENERS:
                 break  # "what module extends the ...": a word before "the" is a verb
             if words and _PAST.fullmatch(lower):
-                break  # "which wiring worked best": after the noun, "-ed" opens a verb phrase
+                break  # "which schedule proved best": after the noun, "-ed" opens a verb phrase
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
                 # Adjectives alone only narrow the kind ("which probabilistic models", "what
                 # rule-based methods"): the question asks for an instance of the kind.
