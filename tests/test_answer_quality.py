@@ -586,6 +586,13 @@ def test_a_papers_name_opening_the_question_names_it(answerer) -> None:  # type:
     assert answerer._subject_papers("Diffusion models: which ones are aligned?") == []
 
 
+def test_an_answer_about_two_named_papers_quotes_them_in_the_order_named(answerer) -> None:  # type: ignore[no-untyped-def]
+    for first, second in ((CAKE_ID, DREAMDPO_ID), (DREAMDPO_ID, CAKE_ID)):
+        names = {CAKE_ID: "Cake", DREAMDPO_ID: "DreamDPO"}
+        answer = answerer.answer(f"{names[first]} and {names[second]}: what does each improve?")
+        assert answer.mode == "ask" and answer.cited_paper_ids == [first, second], answer.answer
+
+
 def test_one_name_and_a_comparison_word_stays_an_answer(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer("How does Cake compare with compute-only prefill?")
     assert answer.mode == "ask"

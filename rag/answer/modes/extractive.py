@@ -166,7 +166,16 @@ def quotes_for(
         rank_of: dict[int, int] = {}
         for i, (_, n) in enumerate(chosen):
             rank_of.setdefault(n, i)
-        chosen = sorted(chosen, key=lambda item: (rank_of[item[1]], item[0].start))
+        # Papers the question names come in the order it names them ("X and Y: what does
+        # each ...?" is answered about X first), before any other.
+        mention = list(dict.fromkeys(named))
+        named_at = {p.n: mention.index(p.paper_id) for p in passages if p.paper_id in named}
+        if len(set(named_at.values())) < 2:
+            named_at = {}
+        chosen = sorted(
+            chosen,
+            key=lambda item: (named_at.get(item[1], len(mention)), rank_of[item[1]], item[0].start),
+        )
     else:
         best = ranked[0][0].score
         chosen = [
