@@ -74,7 +74,6 @@ class Judgement:
     similarity: float
     has_core: bool
     titled: bool = False  # the title uses one of the topic's distinctive terms
-    together: bool = True  # it uses all the anchors the topic's name writes side by side
 
     @property
     def score(self) -> float:
@@ -252,6 +251,7 @@ def judge_papers(
         for short, long in defined_abbreviations(topic, any_case=True).items()
     ]
     judged = []
+    written_together = False  # some paper writes all the side-by-side anchors
     for hit in hits:
         text = f"{hit.title} {paper_text(hit.paper_id)}"
         paper_terms = weights.terms(text)
@@ -259,6 +259,7 @@ def judge_papers(
             if (short_terms and short_terms <= paper_terms) or long_form.search(text):
                 paper_terms = paper_terms | short_terms | long_terms
         covered = sum(max(weights.idf(t) for t in unit) for unit in units if unit & paper_terms)
+        written_together = written_together or joined <= paper_terms
         judged.append(
             Judgement(
                 hit,
@@ -266,10 +267,9 @@ def judge_papers(
                 similarities.get(hit.paper_id, 0.0),
                 bool(anchor_set & paper_terms),
                 bool(anchor_set & weights.terms(hit.title)),
-                together=joined <= paper_terms,
             )
         )
-    if joined and n_papers >= UNUSED_TELLS and not any(j.together for j in judged):
+    if joined and n_papers >= UNUSED_TELLS and not written_together:
         # No paper uses the words that name the topic together ("federated unlearning"): each
         # names a broader field, and the topic itself is not in the collection.
         judged = [replace(j, has_core=False) for j in judged]
