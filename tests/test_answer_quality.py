@@ -926,7 +926,9 @@ def test_a_topic_no_paper_words_lists_the_papers_closest_in_meaning(
     monkeypatch.setattr(answerer, "judge_papers", lambda *args, **kwargs: close)
     answer = answerer.answer("Which papers fetch stored attention states instead of recomputing?")
     assert answer.mode == "list" and not answer.refused
-    assert answer.answer.startswith("No paper uses the words of this topic; the papers closest")
+    assert answer.answer.startswith(
+        "No paper qualifies by the words of this topic; the papers closest"
+    )
     assert answer.cited_paper_ids == [CAKE_ID, DFUSION_ID]
     monkeypatch.setattr(answerer, "judge_papers", lambda *args, **kwargs: decided([0.5, 0.4, 0.3]))
     far = answerer.answer("Which papers fetch stored attention states instead of recomputing?")

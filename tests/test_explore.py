@@ -205,6 +205,9 @@ def test_clustering_is_deterministic_and_finds_planted_topics() -> None:
         ("What research areas does the conference cover?", True),
         ("What are the main topics in reinforcement learning?", False),  # a field's: a summary
         ("Which topics does FooNet address?", False),
+        ("What is the most common topic?", True),
+        ("What is the topic of FooNet?", False),
+        ("Which area does BarNet work in?", False),
     ],
 )
 def test_questions_about_the_collections_topics(question: str, topics: bool) -> None:

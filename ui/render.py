@@ -46,6 +46,7 @@ LIST_MODES = (
     "list",
     "authors",
     "topics",
+    "ranked",
 )  # answers that are a lead line and one "- " line per paper
 ATTRIBUTED_NOTE = (
     "Source found by PaperTalk: the model's sentence named none, so it links to the passage "

@@ -49,6 +49,7 @@ from rag.answer.intent import (
     status_in,
     wants_comparison,
     wants_papers,
+    wants_ranking,
     wants_subset,
     wants_summary,
     wants_topics,
@@ -102,9 +103,6 @@ MIN_QUOTING_CONTEXT_TOKENS = 600
 EXTRACTIVE_SENTENCES = 12
 EXTRACTIVE_CONTEXT_TOKENS = 2000
 CONDENSE_MAX_TOKENS = 48
-# Papers using an anchor term join the candidates of a topic unless more than this share of the
-# collection uses it.
-WIDEN_SHARE = 0.15
 # Two words whose embeddings are at least this similar say the same thing ("big" and
 # "large"). On the asked-for phrases the refusal gate rejected in bench/qa/tune.jsonl and
 # tune2.jsonl, the answerable ones' missing words had a neighbour at 0.66 and above, or none
@@ -313,7 +311,8 @@ class Answerer:
         weights = self.weights()
         lexical = self.searcher.lexical
         df = lexical.df.get
-        # Every paper that uses an anchor term is examined too: a count covers the collection.
+        # Every paper that uses an anchor term is examined too: a count covers the collection
+        # (anchors are words at most MAX_ANCHOR_SHARE of it uses).
         seen = {h.paper_id for h in hits}
         allowed = step.get("filters")
         n_papers = len(lexical.table.papers)
@@ -325,7 +324,13 @@ class Answerer:
         def paper_text(paper_id: str) -> str:
             return " ".join(text for _, text in lexical.paper_chunks(paper_id))
 
-        nearest = sorted(hits, key=lambda h: -similarities.get(h.paper_id, 0.0))[:NEAREST]
+        pool, near_similarities = hits, similarities
+        if allowed is not None and allowed.active:
+            # A topic's distinctive words are the collection's, whatever the filters keep (the
+            # orals nearest to a topic may be few, and about something else).
+            pool = self.searcher.search(about, CANDIDATES)
+            near_similarities = self.searcher.paper_similarities(about, [h.paper_id for h in pool])
+        nearest = sorted(pool, key=lambda h: -near_similarities.get(h.paper_id, 0.0))[:NEAREST]
         anchors = topical_anchors(
             topic,
             weights,
@@ -335,8 +340,6 @@ class Answerer:
         )
         for term in anchors:
             using = lexical.papers_with(term)
-            if len(using) > WIDEN_SHARE * n_papers:
-                continue  # a common word ("learning"): the retrieved candidates cover it
             for paper_id in sorted(using - seen):
                 if len(hits) >= MAX_EXAMINED:
                     break
@@ -449,6 +452,8 @@ class Answerer:
             request = replace(request, filters=replace(base, paper_ids=only))
         elif mode == "ask" and wants_topics(question):
             mode = "topics"  # "What are the main topics?": the collection's topic map
+        elif mode == "ask" and wants_ranking(question):
+            mode = "ranked"  # "Who has the most papers?": counted from the author lists
         elif mode == "ask" and wants_comparison(question) and picked:
             # "Compare the first two", "What distinguishes them?": papers of the previous answer
             mode = "compare"
@@ -477,7 +482,7 @@ class Answerer:
         elif mode != "compare":
             picked = []
         if (
-            mode == "list"
+            mode in ("list", "ranked")
             and status_in(question)
             and not (request.filters and request.filters.status)
         ):
@@ -600,7 +605,7 @@ class Answerer:
             if step.mode == "ask"
             else max(settings.passages, MIN_PAPERS_FOR_OVERVIEWS)
         )
-        if step.mode in ("list", "summarize"):  # every paper about the topic, not a few
+        if step.mode in ("list", "summarize", "ranked"):  # every paper on the topic, not a few
             k = max(k, CANDIDATES)
         hits = self._search(step.query, k, step.filters, config)
         if step.mode == "ask":
@@ -890,7 +895,7 @@ class Answerer:
     ) -> str | None:
         if mode in ("ask", "list") and asks_for_acclaim(question):
             return ACCLAIM_REASON
-        if mode in ("authors", "list", "topics"):
+        if mode in ("authors", "list", "topics", "ranked"):
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:
             return "nothing was retrieved"

@@ -159,11 +159,13 @@ _OPEN_REQUEST = re.compile(
 
 
 # Questions about what the whole collection covers: "What are the main topics (at ICML 2025)?",
-# "Which topics have the most papers?", "What research areas does the conference cover?". One
-# about the topics of a field ("What are the main topics in RL?") names that field: a summary.
+# "Which topics have the most papers?", "What is the most common topic?", "What research areas
+# does the conference cover?". One about the topics of a field ("What are the main topics in
+# RL?") names that field: a summary.
 _TOPICS = re.compile(
     r"^\s*(?:what|which)\s+(?:are|were|is)?\s*(?:the\s+)?(?:\w+\s+){0,2}?"
-    r"(?:topics|themes|research\s+(?:areas|directions|topics)|areas|subfields)\b(?P<rest>.*)$",
+    r"(?:topics?|themes?|research\s+(?:areas?|directions?|topics?)|areas?|subfields?)\b"
+    r"(?P<rest>.*)$",
     re.IGNORECASE,
 )
 # What may follow without naming a field: where, and "have the most papers".
@@ -284,3 +286,53 @@ def author_asked(question: str) -> str | None:
         if found:
             return found.group("name").strip(" .")
     return None
+
+
+# Questions that rank the collection's authors or papers by its metadata: "Who has the most
+# papers?", "Which authors published the most orals?", "the most prolific authors", "top 10
+# authors", and "Which paper has the most authors?" (the author lists answer them, not abstracts).
+_MOST_PAPERS = re.compile(
+    r"\b(?:who|which\s+(?:authors?|researchers?|people|persons?|scientists?))\b[^?.!]*?"
+    r"\bmost\s+(?:\w+\s+)?(?:papers|publications|works|submissions)\b"
+    r"|\bmost\s+(?:prolific|productive)\b"
+    r"|\btop\s+(?:\d+\s+)?(?:authors|researchers)\b"
+    r"|\bauthors?\s+with\s+the\s+most\b",
+    re.IGNORECASE,
+)
+_MOST_AUTHORS = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+)?papers?\b[^?.!]*?\b(?:most|largest\s+number\s+of|"
+    r"highest\s+number\s+of)\s+(?:co-?)?authors\b"
+    r"|\b(?:longest|largest|biggest)\s+(?:author\s+lists?|bylines?|teams?\s+of\s+authors)\b",
+    re.IGNORECASE,
+)
+# Acclaim no metadata records ("the most cited papers") is not a ranking the lists can give.
+_ACCLAIMED = re.compile(r"\bmost\s+(?:cited|influential|popular|famous|impactful)\b", re.I)
+# What the counted papers are about: "the most papers on X".
+_RANKED_TOPIC = re.compile(
+    r"\b(?:papers|publications|works|submissions|authors)\s+(?:on|about|in|related\s+to|"
+    r"concerning|studying|using)\s+(?P<topic>.+)$",
+    re.IGNORECASE,
+)
+
+
+def wants_ranking(question: str) -> bool:
+    """Whether the question ranks authors by their papers or papers by their authors."""
+    if _ACCLAIMED.search(question):
+        return False
+    return bool(_MOST_PAPERS.search(question) or _MOST_AUTHORS.search(question))
+
+
+def asks_largest_teams(question: str) -> bool:
+    """Whether the question asks which papers have the most authors."""
+    return bool(_MOST_AUTHORS.search(question)) and not _ACCLAIMED.search(question)
+
+
+def ranked_topic(question: str) -> str:
+    """What the papers of a ranking question are about ("the most papers on X" -> "X"); "" when
+    it is the whole collection."""
+    found = _RANKED_TOPIC.search(without_venues(question).strip().rstrip("?.! "))
+    if not found:
+        return ""
+    topic = re.sub(r"\s+(?:at|in|of|from|for)$", "", found.group("topic").strip())  # "at <venue>"
+    words = re.findall(r"[a-z0-9]+", topic.lower())
+    return "" if all(word in _COLLECTION_WORDS for word in words) else topic

@@ -52,6 +52,13 @@ ANCHOR_SPREAD = 10
 # absent topics all refused; MIN_LIFT 2 or 10 and NEAREST 20 were no better.
 NEAREST = 10
 MIN_LIFT = 5.0
+# A term that more than 1 / MIN_LIFT of the collection uses cannot reach that lift ("LLMs" is in
+# a fifth of ICML 2025's abstracts). When every word of a topic is that common, a word is
+# distinctive of it when at least NEAR_ALL of the nearest papers use it, unless more than
+# MAX_ANCHOR_SHARE of the collection does (such a word names no topic: "learning", "model"). A
+# topic with a rarer word is picked out by that word, or by none.
+NEAR_ALL = 0.8
+MAX_ANCHOR_SHARE = 0.5
 # A word no paper of a collection this large uses says the topic is not in it (in the 19
 # bundled papers most words are unused).
 UNUSED_TELLS = 2 * int(MIN_LIFT) * NEAREST
@@ -183,8 +190,9 @@ def topical_anchors(
     topic's most distinctive such term. A term is distinctive of the topic when the papers
     nearest to it (`nearest`: their texts, most similar first) use it at least MIN_LIFT times as
     often as the collection does: a word rare in abstracts but not about the topic ("look",
-    "people", "turn") is not. Without `nearest`, or in a collection too small to tell,
-    `anchor_terms`."""
+    "people", "turn") is not. A topic named only by common words is picked out by those most of
+    the nearest papers use (see NEAR_ALL). Without `nearest`, or in a collection too small to
+    tell, `anchor_terms`."""
     anchors = anchor_terms(topic, weights, document_frequency)
     near = [weights.terms(text) for text in nearest[:NEAREST]]
     # A term only the nearest papers use reaches a lift of n_papers / len(near): in a small
@@ -192,19 +200,26 @@ def topical_anchors(
     if not near or n_papers < 2 * MIN_LIFT * len(near):
         return anchors
 
+    def share(term: str) -> float:
+        return document_frequency(term) / max(1, n_papers)
+
     def lift(term: str) -> tuple[float, int]:
         used = sum(term in terms for terms in near)
-        share = document_frequency(term) / max(1, n_papers)
-        return ((used / len(near)) / share if share else 0.0), used
+        return ((used / len(near)) / share(term) if share(term) else 0.0), used
 
-    kept = [t for t in anchors if lift(t)[0] >= MIN_LIFT]
+    used_terms = [t for t in topic_terms(topic, weights) if document_frequency(t) > 0]
+    common = bool(used_terms) and all(share(t) * MIN_LIFT > 1 for t in used_terms)
+
+    def distinctive(term: str) -> bool:
+        ratio, used = lift(term)
+        if ratio >= MIN_LIFT:
+            return True
+        return common and share(term) <= MAX_ANCHOR_SHARE and used >= NEAR_ALL * len(near)
+
+    kept = [t for t in anchors if distinctive(t)]
     for text in (topic_name(topic), topic):
         scored = [(lift(t), t) for t in topic_terms(text, weights) if document_frequency(t) > 0]
-        best = [
-            t
-            for (ratio, used), t in sorted(scored, reverse=True)
-            if ratio >= MIN_LIFT and used >= 2
-        ]
+        best = [t for (_, used), t in sorted(scored, reverse=True) if used >= 2 and distinctive(t)]
         if best:
             return list(dict.fromkeys([*kept, best[0]]))
     return kept

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.answer.modes import ask, compare, listing, summarize, topics
+from rag.answer.modes import ask, compare, listing, ranked, summarize, topics
 from rag.answer.modes.base import Mode
 
 MODES: dict[str, Mode] = {
@@ -12,4 +12,5 @@ MODES: dict[str, Mode] = {
     "compare": compare.run,
     "summarize": summarize.run,
     "topics": topics.run,
+    "ranked": ranked.run,
 }

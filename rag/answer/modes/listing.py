@@ -57,8 +57,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         if nearest:
             noun = "paper" if len(nearest) == 1 else "papers"
             header = (
-                f"No paper uses the words of this topic; the {noun} closest to it in meaning "
-                f"({len(nearest)}):"
+                f"No paper qualifies by the words of this topic; the {noun} closest to it in "
+                f"meaning ({len(nearest)}):"
             )
             yield from list_papers(inp, tools, nearest, header, quote_of)
             return

@@ -1,0 +1,125 @@
+"""Ranked mode: who and what stand out in the collection's metadata, counted from the papers'
+author lists (no abstract says it): the authors with the most papers (among the papers on a topic,
+when the question names one) and the papers with the most authors, each paper cited to its card."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+from rag.answer.bibtex import author_names, short_authors
+from rag.answer.citations import SUPPORTED, citation_for
+from rag.answer.intent import asks_largest_teams, ranked_topic, without_status
+from rag.answer.modes.base import ModeInput, ModeTools
+from rag.answer.modes.listing import describe
+from rag.answer.modes.quotes import short_title
+from rag.answer.refusal import topic_terms
+from rag.records import AnswerEvent, AnswerSentence, PaperHit
+from rag.text.authors import fold
+
+# Authors shown, and the papers cited for each (the count covers all of them).
+MAX_AUTHORS = 10
+PAPERS_CITED = 3
+# Papers shown by the size of their author list.
+MAX_TEAMS = 5
+
+
+def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    filters = inp.filters if inp.filters is not None and inp.filters.active else None
+    kind = f"{describe(filters)} " if filters else ""
+    topic = without_status(ranked_topic(inp.question)).strip()
+    if topic_terms(topic, tools.weights()):
+        decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
+        papers = decision.relevant
+        if not papers:
+            yield inp.refuse(f"no {kind}paper is about {topic} ({decision.rule()})")
+            return
+        among = f"the {len(papers):,} {kind}papers on {topic} ({decision.rule()})"
+    else:
+        papers = tools.papers_by(inp.filters)
+        if not papers:
+            yield inp.refuse(f"no paper of the collection is {kind.strip() or 'there'}")
+            return
+        among = f"the {len(papers):,} {kind}papers" + ("" if filters else " of the collection")
+    if asks_largest_teams(inp.question):
+        yield from _largest_teams(inp, papers, among)
+    else:
+        yield from _most_papers(inp, papers, among)
+
+
+def _cite(inp: ModeInput, paper: PaperHit, refs: dict[str, int]) -> int:
+    """The reference number of `paper`, citing its author list the first time."""
+    if paper.paper_id not in refs:
+        refs[paper.paper_id] = len(refs) + 1
+        source = f"Authors: {', '.join(author_names(paper.authors))}"
+        inp.result.citations.append(
+            citation_for(refs[paper.paper_id], paper, source, supporting=[source])
+        )
+    return refs[paper.paper_id]
+
+
+def _most_papers(inp: ModeInput, papers: Sequence[PaperHit], among: str) -> Iterator[AnswerEvent]:
+    counts: Counter[str] = Counter()
+    written: dict[str, Counter[str]] = {}  # how each author's name is written
+    theirs: dict[str, list[PaperHit]] = {}
+    for paper in papers:
+        for name in dict.fromkeys(author_names(paper.authors)):
+            key = fold(name)
+            if not key:
+                continue
+            counts[key] += 1
+            written.setdefault(key, Counter())[name] += 1
+            theirs.setdefault(key, []).append(paper)
+    if not counts:
+        yield inp.refuse(f"no paper among {among} has an author list")
+        return
+    ranked = sorted(counts, key=lambda k: (-counts[k], k))
+    shown = ranked[:MAX_AUTHORS]
+    last = counts[shown[-1]]
+    tied = sum(1 for k in ranked[MAX_AUTHORS:] if counts[k] == last)
+    lines = [
+        f"The authors with the most papers among {among}, counted from the author lists (a "
+        "name as written; it may stand for more than one person):"
+    ]
+    refs: dict[str, int] = {}
+    for key in shown:
+        name = written[key].most_common(1)[0][0]
+        cited = theirs[key][:PAPERS_CITED]
+        parts = [f"{short_title(p.title)} [{_cite(inp, p, refs)}]" for p in cited]
+        more = counts[key] - len(cited)
+        count = f"{counts[key]} paper{'s' if counts[key] != 1 else ''}"
+        line = f"- {name}: {count}: {'; '.join(parts)}" + (f" (and {more} more)" if more else "")
+        lines.append(line)
+        inp.result.sentences.append(
+            AnswerSentence(f"{name}: {count}.", [refs[p.paper_id] for p in cited], SUPPORTED)
+        )
+    if tied:
+        lines.append(f"({tied} more authors also have {last} paper{'s' if last != 1 else ''}.)")
+    yield from _finish(inp, lines)
+
+
+def _largest_teams(inp: ModeInput, papers: Sequence[PaperHit], among: str) -> Iterator[AnswerEvent]:
+    sized = [(len(author_names(p.authors)), p) for p in papers]
+    sized = [(n, p) for n, p in sized if n]
+    if not sized:
+        yield inp.refuse(f"no paper among {among} has an author list")
+        return
+    sized.sort(key=lambda x: (-x[0], x[1].title.lower()))
+    lines = [f"The papers with the most authors among {among}:"]
+    refs: dict[str, int] = {}
+    for n, paper in sized[:MAX_TEAMS]:
+        ref = _cite(inp, paper, refs)
+        lines.append(
+            f"- {short_title(paper.title)}: {n} authors ({short_authors(paper.authors, 3)}) [{ref}]"
+        )
+        inp.result.sentences.append(
+            AnswerSentence(f"{short_title(paper.title)} has {n} authors.", [ref], SUPPORTED)
+        )
+    yield from _finish(inp, lines)
+
+
+def _finish(inp: ModeInput, lines: list[str]) -> Iterator[AnswerEvent]:
+    inp.result.answer = "\n".join(lines)
+    inp.clock.mark("first_token")
+    yield AnswerEvent("token", text=inp.result.answer)
+    yield inp.final()

@@ -1,0 +1,157 @@
+"""Exploring a whole conference: who has the most papers, which papers have the most authors,
+and topics so broad that a large share of the collection is about them (real stores, bundled
+models; the full-corpus tests are skipped when ../shared is absent)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rag.answer.chain import Answerer
+from rag.answer.intent import asks_largest_teams, ranked_topic, wants_ranking
+from rag.settings import Settings
+from rag.text.authors import fold
+
+from .conftest import FULL_CORPUS
+
+
+@pytest.mark.parametrize(
+    ("question", "ranking", "teams"),
+    [
+        ("Who has the most papers?", True, False),
+        ("Which authors have the most papers at the conference?", True, False),
+        ("Who published the most oral papers?", True, False),
+        ("Who are the most prolific authors?", True, False),
+        ("List the top 10 authors", True, False),
+        ("Which paper has the most authors?", True, True),
+        ("What papers have the largest author lists?", True, True),
+        ("Which paper has the most citations?", False, False),  # not recorded: refused
+        ("Who has the most cited papers?", False, False),
+        ("Who wrote FooNet?", False, False),
+        ("Which papers use the most GPUs?", False, False),
+        ("What did Jane Doe publish?", False, False),
+    ],
+)
+def test_questions_that_rank_authors_or_papers(question: str, ranking: bool, teams: bool) -> None:
+    assert wants_ranking(question) is ranking
+    assert asks_largest_teams(question) is teams
+
+
+def test_the_topic_of_a_ranking_question() -> None:
+    assert ranked_topic("Who has the most papers on graph neural networks?") == (
+        "graph neural networks"
+    )
+    assert ranked_topic("Who has the most papers about protein design at ICML 2025?") == (
+        "protein design"
+    )
+    assert ranked_topic("Who has the most papers at ICML 2025?") == ""
+    assert ranked_topic("Who has the most papers in the collection?") == ""
+
+
+def _expected_counts(papers: dict[str, dict]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for meta in papers.values():
+        counts.update({fold(a) for a in meta["authors"]})
+    return counts
+
+
+def test_the_paper_with_the_most_authors_is_ranked_first(bundled_settings: Settings) -> None:
+    answerer = Answerer(bundled_settings, llm_spec="extractive")
+    papers = answerer.searcher.lexical.table.papers
+    answer = answerer.answer("Which paper has the most authors?")
+    assert answer.mode == "ranked" and not answer.refused
+    largest = max(len(meta["authors"]) for meta in papers.values())
+    first = answer.answer.splitlines()[1]
+    assert f": {largest} authors (" in first and first.endswith("[1]")
+    top = answer.citations[0].paper_id
+    assert len(papers[top]["authors"]) == largest
+    sizes = [int(n) for n in re.findall(r": (\d+) authors \(", answer.answer)]
+    assert sizes == sorted(sizes, reverse=True) and len(sizes) == min(5, len(papers))
+
+
+def test_the_authors_with_the_most_papers_are_counted_from_the_author_lists(
+    bundled_settings: Settings,
+) -> None:
+    answerer = Answerer(bundled_settings, llm_spec="extractive")
+    papers = answerer.searcher.lexical.table.papers
+    expected = _expected_counts(papers)
+    answer = answerer.answer("Who has the most papers?")
+    assert answer.mode == "ranked" and not answer.refused
+    assert answer.answer.startswith(
+        f"The authors with the most papers among the {len(papers)} papers"
+    )
+    shown = re.findall(r"^- (.+?): (\d+) papers?: ", answer.answer, flags=re.M)
+    assert shown and int(shown[0][1]) == max(expected.values())
+    for name, count in shown:
+        assert expected[fold(name)] == int(count)
+    # Every paper cited for an author has that author.
+    by_ref = {c.n: c.paper_id for c in answer.citations}
+    for line in answer.answer.splitlines()[1:]:
+        found = re.match(r"- (.+?): \d+ papers?: ", line)
+        if found:
+            for ref in re.findall(r"\[(\d+)\]", line):
+                authors = {fold(a) for a in papers[by_ref[int(ref)]]["authors"]}
+                assert fold(found.group(1)) in authors
+
+
+@pytest.fixture(scope="module")
+def full(full_home: Path, onnx_cache: Path) -> Answerer:
+    return Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+
+
+@pytest.mark.slow
+def test_who_has_the_most_papers_at_the_conference(full: Answerer) -> None:
+    expected: Counter[str] = Counter()
+    with FULL_CORPUS.open(encoding="utf-8") as lines:
+        for line in lines:
+            expected.update({fold(a) for a in json.loads(line)["authors"]})
+    answer = full.answer("Who has the most papers at ICML 2025?")
+    assert answer.mode == "ranked" and not answer.refused
+    name, count = re.findall(r"^- (.+?): (\d+) papers: ", answer.answer, flags=re.M)[0]
+    assert int(count) == max(expected.values()) == expected[fold(name)]
+    assert f"(and {int(count) - 3} more)" in answer.answer.splitlines()[1]
+
+    orals = full.answer("Who has the most oral papers?")
+    statuses = {full.searcher.lexical.table.papers[p]["status"] for p in orals.cited_paper_ids}
+    assert orals.mode == "ranked" and statuses == {"oral"}
+
+    on_topic = full.answer("Who has the most papers on reinforcement learning?")
+    assert on_topic.mode == "ranked" and not on_topic.refused
+    assert " papers on reinforcement learning (" in on_topic.answer.splitlines()[0]
+    topical = re.findall(r"^- (.+?): (\d+) papers?: ", on_topic.answer, flags=re.M)
+    assert topical and all(int(n) <= expected[fold(name)] for name, n in topical)
+    assert int(topical[0][1]) < int(count)
+
+
+@pytest.mark.slow
+def test_a_topic_a_fifth_of_the_papers_use_is_listed_and_counted(full: Answerer) -> None:
+    answer = full.answer("How many papers study LLMs?")
+    assert answer.mode == "list" and not answer.refused
+    count = int(answer.answer.split()[0])
+    examined = int(re.search(r"\((\d+) candidate papers examined", answer.answer).group(1))
+    # Every paper that writes the word is examined, not only the 40 retrieved.
+    assert count >= 100 and examined >= count
+    # Words most abstracts use name no topic.
+    vague = full.answer("Which papers are about learning models?")
+    listed = re.match(r"([\d,]+) papers", vague.answer)
+    assert listed is None or int(listed.group(1).replace(",", "")) < 1000, vague.answer[:200]
+
+
+@pytest.mark.slow
+def test_a_status_filter_keeps_the_topics_words(full: Answerer) -> None:
+    # Few orals are about the topic: its distinctive words are still the collection's.
+    answer = full.answer("Which oral papers study reinforcement learning?")
+    assert answer.mode == "list" and not answer.refused
+    papers = full.searcher.lexical.table.papers
+    assert {papers[p]["status"] for p in answer.cited_paper_ids} == {"oral"}
+    about = [
+        "reinforcement learning"
+        in (papers[p]["title"] + " ".join(full.abstract_sentences(p))).lower()
+        for p in answer.cited_paper_ids
+    ]
+    # Most, not all: a stem also matches other words ("reinforce spurious correlations").
+    assert sum(about) >= 3 and sum(about) > len(about) / 2
