@@ -12,7 +12,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.retrievers import BaseRetriever
 
 from rag.answer.chain import Answerer, AnswerRequest
-from rag.answer.modes import MODES, ask, compare, listing, ranked, summarize, topics
+from rag.answer.modes import MODES, ask, compare, listing, ranked, similar, summarize, topics
 from rag.records import AnswerEvent
 from rag.retrieve.retriever import PaperRetriever, document_to_hit, hit_to_document, open_retriever
 
@@ -105,7 +105,7 @@ def test_per_call_k_and_filters_reach_the_retriever(bundled_settings) -> None:  
 def test_modes_share_one_signature_and_one_registry() -> None:
     expected = {"ask": ask.run, "list": listing.run, "authors": listing.run_author}
     expected["compare"] = compare.run
-    expected["ranked"] = ranked.run
+    expected["ranked"], expected["similar"] = ranked.run, similar.run
     assert {**expected, "summarize": summarize.run, "topics": topics.run} == MODES
     signatures = {str(inspect.signature(mode)) for mode in MODES.values()}
     assert len(signatures) == 1

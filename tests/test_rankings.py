@@ -12,11 +12,20 @@ from pathlib import Path
 import pytest
 
 from rag.answer.chain import Answerer
-from rag.answer.intent import asks_largest_teams, ranked_topic, wants_ranking
+from rag.answer.intent import (
+    asks_largest_teams,
+    ranked_topic,
+    similar_asked,
+    summary_topic,
+    wants_ranking,
+    wants_summary,
+)
+from rag.explore.similar import similar_papers
+from rag.explore.vectors import paper_vectors
 from rag.settings import Settings
 from rag.text.authors import fold
 
-from .conftest import FULL_CORPUS
+from .conftest import CAKE_ID, FULL_CORPUS
 
 
 @pytest.mark.parametrize(
@@ -155,3 +164,48 @@ def test_a_status_filter_keeps_the_topics_words(full: Answerer) -> None:
     ]
     # Most, not all: a stem also matches other words ("reinforce spurious correlations").
     assert sum(about) >= 3 and sum(about) > len(about) / 2
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("Which papers are similar to FooNet?", "FooNet"),
+        ("papers like BarNet", "BarNet"),
+        ("Show me more papers like 'Quartz: fast sorting'", "Quartz: fast sorting"),
+        ("What else is like FooNet at ICML 2025?", "FooNet"),
+        ("related work to BarNet", "BarNet"),
+        ("Which papers use FooNet?", None),
+        ("How similar is FooNet to BarNet?", None),
+    ],
+)
+def test_asking_for_papers_like_one(question: str, name: str | None) -> None:
+    assert similar_asked(question) == name
+
+
+def test_papers_like_a_named_one_are_its_nearest_by_paper_vector(
+    bundled_settings: Settings,
+) -> None:
+    answerer = Answerer(bundled_settings, llm_spec="extractive")
+    vectors = paper_vectors(answerer.searcher)
+    expected = [s.paper_id for s in similar_papers(answerer.searcher, vectors, CAKE_ID, k=8)]
+    answer = answerer.answer("Which papers are similar to Cake?")
+    assert answer.mode == "similar" and not answer.refused
+    assert answer.cited_paper_ids == [CAKE_ID, *expected]
+    shown = [float(x) for x in re.findall(r"\(similarity (0\.\d\d)\)", answer.answer)]
+    assert len(shown) == 8 and shown == sorted(shown, reverse=True)
+    # A topic, not one paper: the papers on it.
+    topic = answerer.answer("Which papers are related to preference optimization?")
+    assert topic.mode == "list"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What are the trends in graph learning?",
+        "What are the current developments in BarNet-style sorting?",
+        "What are the recent advances in graph learning?",
+    ],
+)
+def test_asking_for_trends_asks_for_an_overview(question: str) -> None:
+    assert wants_summary(question)
+    assert summary_topic(question).split()[0] in {"graph", "BarNet-style"}

@@ -814,6 +814,10 @@ def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type
         ("What data does FooNet use?", False),  # names its subject
         ("Which data sets does the tensor sketch paper use?", False),  # a rare content word
         ("What data are used?", False),  # common words only, but refers to nothing unsaid
+        ("What problem does it solve?", True),  # its subject is a pronoun: rare words or not
+        ("How much faster are they on tensor sketches?", True),
+        ("Which tensor sketch does FooNet use, and why does it help?", False),  # "it": FooNet
+        ("Why do tensor sketches work?", False),
     ],
 )
 def test_a_question_that_names_nothing_has_no_subject(question: str, no_subject: bool) -> None:

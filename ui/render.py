@@ -47,6 +47,7 @@ LIST_MODES = (
     "authors",
     "topics",
     "ranked",
+    "similar",
 )  # answers that are a lead line and one "- " line per paper
 ATTRIBUTED_NOTE = (
     "Source found by PaperTalk: the model's sentence named none, so it links to the passage "

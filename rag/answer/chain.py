@@ -46,6 +46,7 @@ from rag.answer.intent import (
     open_request,
     referenced_positions,
     refers_to_them,
+    similar_asked,
     status_in,
     wants_comparison,
     wants_papers,
@@ -85,7 +86,9 @@ from rag.answer.relevance import (
 from rag.answer.safety import guard_generated, safe_title, strip_injection
 from rag.embed.base import TokenCounter, resolve_model_dir
 from rag.errors import PaperTalkError
+from rag.explore.similar import similar_papers
 from rag.explore.topics import TopicMap, topic_map
+from rag.explore.vectors import PaperVectors, paper_vectors
 from rag.records import Answer, AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import HybridSearcher, SearchFilters, open_searcher
 from rag.retrieve.retriever import PaperRetriever, document_to_hit
@@ -205,6 +208,7 @@ class Answerer:
         self._writers_of: dict[str, tuple[str, ...]] = {}
         self._titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._word_vectors: dict[str, np.ndarray] = {}
+        self._vectors: PaperVectors | None = None
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
             cast(Any, self._events), afunc=cast(Any, self._aevents), name="papertalk"
@@ -287,6 +291,16 @@ class Answerer:
         """The collection's topic map, kept beside the store (built the first time: about a
         minute for all ICML 2025 papers)."""
         return topic_map(self._settings.home, self.searcher)
+
+    def similar_to(self, paper_id: str, k: int) -> list[tuple[str, float]]:
+        if self._vectors is None:  # every paper's vector, read from the store once
+            self._vectors = paper_vectors(self.searcher)
+        if paper_id not in self._vectors.paper_ids:
+            return []
+        return [
+            (s.paper_id, s.similarity)
+            for s in similar_papers(self.searcher, self._vectors, paper_id, k)
+        ]
 
     def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:
         papers = self.searcher.lexical.table.papers
@@ -454,6 +468,8 @@ class Answerer:
             mode = "topics"  # "What are the main topics?": the collection's topic map
         elif mode == "ask" and wants_ranking(question):
             mode = "ranked"  # "Who has the most papers?": counted from the author lists
+        elif mode == "ask" and self._names_one_paper(similar_asked(question)):
+            mode = "similar"  # "Papers similar to X", X one paper: nearest by paper vector
         elif mode == "ask" and wants_comparison(question) and picked:
             # "Compare the first two", "What distinguishes them?": papers of the previous answer
             mode = "compare"
@@ -683,6 +699,10 @@ class Answerer:
         paper or a few (see `_papers_of`)."""
         return list(self._named_in(text))
 
+    def _names_one_paper(self, text: str | None) -> bool:
+        """Whether `text` names exactly one paper of the collection (by title or name)."""
+        return bool(text) and len(self._subject_papers(text or "")) == 1
+
     def _subject_papers(self, text: str) -> list[str]:
         """The papers the titles and subject names of `text` pick out, in order of mention."""
         return list(dict.fromkeys(p for papers in self._named_in(text).values() for p in papers))
@@ -895,7 +915,7 @@ class Answerer:
     ) -> str | None:
         if mode in ("ask", "list") and asks_for_acclaim(question):
             return ACCLAIM_REASON
-        if mode in ("authors", "list", "topics", "ranked"):
+        if mode in ("authors", "list", "topics", "ranked", "similar"):
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:
             return "nothing was retrieved"

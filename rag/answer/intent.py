@@ -137,7 +137,9 @@ _SUMMARY = re.compile(
     r"what\s+(?:did|do|does|have|has)\b[^?]*\bcontribut\w*\s+(?:to|on|in)\b|"
     r"what(?:'s|’s|\s+is)\s+new\s+(?:in|on|about|with)\b|"
     r"what\s+(?:are|were)\s+(?:the\s+)?(?:recent|latest|new)\s+(?:advances|developments|"
-    r"trends|ideas|results)\s+(?:in|on|about)\b)",
+    r"trends|ideas|results)\s+(?:in|on|about)\b|"
+    r"what\s+(?:are|were)\s+(?:the\s+)?(?:current\s+|emerging\s+)?(?:trends|advances|"
+    r"developments|directions)\s+(?:in|on|of|for)\b)",
     re.IGNORECASE,
 )
 
@@ -145,6 +147,13 @@ _SUMMARY = re.compile(
 def wants_summary(question: str) -> bool:
     """Whether the question asks for an overview of the work on a topic."""
     return bool(_SUMMARY.search(question))
+
+
+def summary_topic(question: str) -> str:
+    """The topic of a request for an overview, without the request's opening words ("What are
+    the trends in X?" -> "X?")."""
+    topic = topic_of(question)
+    return _SUMMARY.sub("", topic, count=1).strip() or topic
 
 
 # Open requests about something: "Tell me about X", "What do the papers say about X?", "What is
@@ -330,9 +339,36 @@ def asks_largest_teams(question: str) -> bool:
 def ranked_topic(question: str) -> str:
     """What the papers of a ranking question are about ("the most papers on X" -> "X"); "" when
     it is the whole collection."""
-    found = _RANKED_TOPIC.search(without_venues(question).strip().rstrip("?.! "))
+    found = _RANKED_TOPIC.search(_without_venue_words(question))
     if not found:
         return ""
-    topic = re.sub(r"\s+(?:at|in|of|from|for)$", "", found.group("topic").strip())  # "at <venue>"
+    topic = found.group("topic").strip()
     words = re.findall(r"[a-z0-9]+", topic.lower())
     return "" if all(word in _COLLECTION_WORDS for word in words) else topic
+
+
+# Asking for the papers like a given one: "papers similar to X", "more papers like X", "what
+# else is like X", "related work to X" (X a paper's title or name: the caller checks).
+_SIMILAR = re.compile(
+    r"\b(?:(?:papers?|works?|research|ones?)\s+(?:(?:are|is|that\s+are|which\s+are)\s+)?"
+    r"(?:most\s+)?(?:similar|closest|close|related)\s+to"
+    r"|similar\s+(?:papers?|works?)\s+(?:to|as)"
+    r"|related\s+work\s+(?:to|for|of)"
+    r"|(?:papers?|works?)\s+like"
+    r"|what\s+else\s+is\s+(?:like|similar\s+to))\s+(?P<name>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def similar_asked(question: str) -> str | None:
+    """The paper a question asks for papers like ("Which papers are similar to FooNet?" ->
+    "FooNet"), if it asks that."""
+    found = _SIMILAR.search(_without_venue_words(question))
+    return found.group("name").strip(" \"'“”‘’") if found else None
+
+
+def _without_venue_words(question: str) -> str:
+    """The question without venue mentions, the preposition left before one ("... at ICML
+    2025?" -> "..."), and end punctuation."""
+    text = without_venues(question).strip().rstrip("?.! ")
+    return re.sub(r"\s+(?:at|in|of|from|for)$", "", text)

@@ -915,14 +915,24 @@ NO_SUBJECT_REASON = (
 )
 
 
+# A question whose subject is a pronoun, right after its question word and the asked noun
+# ("What problem does it solve?", "How much faster are they?"): nothing in it says what "it" is.
+_PRONOUN_SUBJECT = re.compile(
+    r"^\s*(?:what|which|how|why|where|when|who)\b(?:\s+[\w-]+){0,3}?\s+(?:does|do|did|is|are|"
+    r"was|were|can|could|will|would|has|have|had)\s+(?:it|they|this|these)\b",
+    re.IGNORECASE,
+)
+
+
 def names_no_subject(
     question: str, weights: TermWeights, document_frequency: Callable[[str], int], n_papers: int
 ) -> bool:
     """Whether a question, asked without earlier turns, has nothing to be about: no content word
-    at all ("What does it do?", "Summarize them"), or only words too common to pick anything
-    out while it refers back to something unsaid ("What data does it use?")."""
+    at all ("What does it do?", "Summarize them"), a pronoun for its subject ("What problem
+    does it solve?"), or only words too common to pick anything out while it refers back to
+    something unsaid ("What data does it use?")."""
     terms = topic_terms(question, weights)
-    if not terms:
+    if not terms or _PRONOUN_SUBJECT.search(question):
         return True
     if not refers_back(question):
         return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.answer.modes import ask, compare, listing, ranked, summarize, topics
+from rag.answer.modes import ask, compare, listing, ranked, similar, summarize, topics
 from rag.answer.modes.base import Mode
 
 MODES: dict[str, Mode] = {
@@ -13,4 +13,5 @@ MODES: dict[str, Mode] = {
     "summarize": summarize.run,
     "topics": topics.run,
     "ranked": ranked.run,
+    "similar": similar.run,
 }

@@ -89,6 +89,11 @@ class ModeTools(Protocol):
         """Every paper of the collection that passes `filters`, by title."""
         ...
 
+    def similar_to(self, paper_id: str, k: int) -> list[tuple[str, float]]:
+        """The `k` papers nearest to `paper_id` by paper vector, with their cosine similarity
+        (best first, itself excluded)."""
+        ...
+
     def judge_papers(
         self,
         topic: str,

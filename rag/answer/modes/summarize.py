@@ -13,7 +13,7 @@ import numpy as np
 from rag.answer.bibtex import bibtex, format_bibliography
 from rag.answer.citations import citation_for
 from rag.answer.context import TermWeights, format_passages
-from rag.answer.intent import topic_of
+from rag.answer.intent import summary_topic, topic_of
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.quotes import classify, quote_support, short_title
 from rag.answer.refusal import ASKING_WORDS
@@ -41,7 +41,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         intro = f"The {n} papers of the previous answer:" if n > 1 else ""
         yield from _summarize(inp, tools, list(inp.hits), intro, topic_of(inp.query))
         return
-    decision = tools.judge_papers(topic_of(inp.question), inp.hits, inp.config, inp.filters)
+    decision = tools.judge_papers(summary_topic(inp.question), inp.hits, inp.config, inp.filters)
     relevant = decision.relevant
     if not relevant:
         # No paper covers the whole request (often several topics at once): summarize the
@@ -58,7 +58,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             relevant = resembling_core(
                 relevant, tools.paper_vectors([h.paper_id for h in relevant])
             )
-    yield from _summarize(inp, tools, relevant, parts_intro, topic_of(inp.question))
+    yield from _summarize(inp, tools, relevant, parts_intro, summary_topic(inp.question))
 
 
 def _summarize(
