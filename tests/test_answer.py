@@ -290,6 +290,11 @@ def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:
         ("What is Cake?", False),
         ("Compare D-Fusion and DreamDPO", False),
         ("Which papers study causal discovery with latent confounders?", False),
+        ("Which one is faster?", True),  # one of the papers just discussed
+        ("How do the two differ in memory?", True),
+        ("Does the other one need labels?", True),
+        ("One paper sorts by quartz; what does it use?", True),
+        ("One paper sorts by quartz. What data?", False),
     ],
 )
 def test_what_counts_as_a_follow_up(question: str, leans_on_history: bool) -> None:

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from rag.answer.chain import Answerer
-from rag.answer.intent import author_asked, status_in, wants_subset, wants_topics
+from rag.answer.intent import (
+    author_asked,
+    author_role_asked,
+    status_in,
+    wants_subset,
+    wants_topics,
+)
 from rag.explore.similar import find_paper, similar_papers
 from rag.explore.topics import load_topics, topic_map
 from rag.explore.vectors import paper_vectors
@@ -126,6 +132,19 @@ def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -
         history_papers=answer.cited_paper_ids,
     )
     assert follow.cited_paper_ids == [CAKE_ID]
+    # An author of the paper under discussion, by place in its author list.
+    about = answerer.answer("What is Cake?")
+    turn = [("What is Cake?", about.answer)]
+    for question, place in (
+        ("What else did the first author publish?", 0),
+        ("Which papers by its last author are there?", -1),
+    ):
+        by_place = answerer.answer(question, history=turn, history_papers=[CAKE_ID])
+        name = papers[CAKE_ID]["authors"][place]
+        assert by_place.mode == "authors" and CAKE_ID in by_place.cited_paper_ids
+        assert by_place.answer.startswith("1 paper of the collection by " + name)
+    assert author_role_asked("What else did the senior author publish?") == -1
+    assert author_role_asked("Who is the first author?") is None  # the byline answers it
     nobody = answerer.answer("What did Zzyzx Qwerty publish?")
     assert nobody.refused and "Zzyzx Qwerty" in nobody.refusal_reason
 

@@ -25,6 +25,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
+from rag.answer.bibtex import author_names
 from rag.answer.citations import (
     EmbeddingSimilarity,
     checked_sentence,
@@ -42,6 +43,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.intent import (
     author_asked,
+    author_role_asked,
     bare_topic,
     open_request,
     referenced_positions,
@@ -453,6 +455,8 @@ class Answerer:
         # "Summarize them").
         picked = self._picked(question, request) if mode in ("ask", "compare", "summarize") else []
         author = author_asked(question) if mode == "ask" else None
+        if mode == "ask" and author is None and request.history:
+            author = self._author_by_place(question, request)
         if author and not (request.filters and request.filters.author):
             # "What did <author> publish?": that author's papers
             mode = "authors"
@@ -698,6 +702,17 @@ class Answerer:
         """The titles written out in `text` and the names in the rest of it that pick out a
         paper or a few (see `_papers_of`)."""
         return list(self._named_in(text))
+
+    def _author_by_place(self, question: str, request: AnswerRequest) -> str | None:
+        """The author a follow-up names by place ("the first author") in the author list of the
+        paper under discussion (the first of the previous answer's papers)."""
+        place = author_role_asked(question)
+        papers = list(request.history_papers) or self.previous_papers(request.history[-1:])
+        table = self.searcher.lexical.table.papers
+        if place is None or not papers or papers[0] not in table:
+            return None
+        authors = author_names(table[papers[0]]["authors"])
+        return authors[place] if authors else None
 
     def _names_one_paper(self, text: str | None) -> bool:
         """Whether `text` names exactly one paper of the collection (by title or name)."""

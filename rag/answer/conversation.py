@@ -10,7 +10,8 @@ Turn = tuple[str, str]  # (question, answer)
 _REFERRING = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|such|the (paper|papers|"
     r"method|methods|approach|model|authors|work|first|second|former|latter|same)|both|"
-    r"each|either|neither|above|previous|earlier|mentioned)\b",
+    r"each|either|neither|above|previous|earlier|mentioned|which\s+one|the\s+(?:two|three|"
+    r"other|others))\b",
     re.IGNORECASE,
 )
 

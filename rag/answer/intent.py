@@ -287,6 +287,24 @@ _AUTHOR = (
 )
 
 
+# An author of the paper under discussion, by place: "What else did the first author
+# publish?", "other papers by its last author" (the senior author is listed last).
+_AUTHOR_ROLE = re.compile(
+    r"\b(?:by|did|has|have|does|of|from)\s+(?:the|its|their|this\s+paper's)\s+"
+    r"(?P<role>first|last|senior|lead|main)\s+author\b",
+    re.IGNORECASE,
+)
+
+
+def author_role_asked(question: str) -> int | None:
+    """The place in the author list of the discussed paper that a question asks about (0 for
+    the first author, -1 for the last), if it asks about one."""
+    found = _AUTHOR_ROLE.search(question)
+    if not found:
+        return None
+    return -1 if found.group("role").lower() in ("last", "senior") else 0
+
+
 def author_asked(question: str) -> str | None:
     """The author a question asks about ("What did Yoshua Bengio publish?"), if any."""
     text = without_venues(question)
