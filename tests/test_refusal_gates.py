@@ -17,6 +17,7 @@ from rag.answer.refusal import (
     asks_amount,
     asks_for_acclaim,
     check_answerable,
+    compared_names,
     counted_things,
     coverage,
     instance_names,
@@ -467,6 +468,17 @@ def test_a_sentence_never_runs_across_two_abstracts() -> None:
             False,
         ),
         ("Which datasets does FooNet use?", "FooNet is tested on six diverse datasets.", False),
+        # a method compared against, or built on, is no dataset
+        (
+            "Which datasets is FooNet evaluated on?",
+            "Our experiments show FooNet is faster than BarNet- and BazGAN-based models.",
+            False,
+        ),
+        (
+            "Which datasets is FooNet evaluated on?",
+            "Our experiments show FooNet beats BarNet on QuartzSet and BazBench.",
+            True,
+        ),
         # a value in parentheses after a name the question names is its reported result
         (
             "What top-1 accuracy does FooNet reach on BarSet?",
@@ -840,3 +852,16 @@ def test_a_first_question_about_it_is_refused_and_a_follow_up_is_not(answerer) -
     )
     assert not followup.refused and followup.citations
     assert {c.paper_id for c in followup.citations} <= {c.paper_id for c in first.citations}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "names"),
+    [
+        ("FooNet outperforms BarNet and GPT-4 on QuartzSet.", {"BarNet", "GPT-4"}),
+        ("It is faster than BarNet- and BazGAN-based models.", {"BarNet", "BazGAN"}),
+        ("We evaluate FooNet on QuartzSet.", set()),
+    ],
+)
+def test_names_a_sentence_compares_against(sentence: str, names: set[str]) -> None:
+    assert names <= compared_names(sentence)
+    assert "QuartzSet" not in compared_names(sentence)

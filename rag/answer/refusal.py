@@ -476,6 +476,26 @@ def states_instance(sentence: str, kind: str) -> bool:
     return any(w not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words)
 
 
+# Where a sentence names the methods a paper is compared with: after a word of comparison, up to
+# the end of the clause ("faster than Llama- and Mamba-based LLMs", "outperforms FooNet and
+# BarNet on ..."), and before "-based" / "-style" (an architecture a model is built on).
+_COMPARISON = re.compile(
+    r"\b(?:compared\s+(?:to|with)|than|against|versus|vs\.?|outperform\w*|surpass\w*|beat\w*|"
+    r"over)\s+(?P<span>[^,;:.]*?)(?=\s+(?:on|in|across|at|for|by|while|when|with)\b|[,;:.]|$)",
+    re.IGNORECASE,
+)
+_BUILT_ON = re.compile(r"([\w.]+)-?(?=(?:\s+(?:and|or)\s+[\w.]+-)?(?:based|style|like)\b)")
+
+
+def compared_names(sentence: str) -> set[str]:
+    """The names a sentence writes as what it is compared with or built on."""
+    spans = [m.group("span") for m in _COMPARISON.finditer(sentence)]
+    found = {n for span in spans for n in query_names(span)}
+    found |= {name_base(n) for n in found}
+    found |= {m.group(1) for m in _BUILT_ON.finditer(sentence)}
+    return found
+
+
 def reported_for(name: str, sentence: str) -> bool:
     """Whether `sentence` reports a value for `name` the way results are listed, the value in
     parentheses right after the name ("FooSet (70.61%)", "FooSet (0.82)"): a measure asked of
@@ -717,6 +737,8 @@ def check_answerable(
         )
         # The kind's own word is no instance of it ("a single GPU" for "which graphics card").
         new = [n for n in new if n.lower().rstrip("s") not in kind_words(kind)]
+        if kind.lower() in DATA_KINDS:  # a method compared against is no data it ran on
+            new = [n for n in new if n not in compared_names(sentence)]
         # Where a paper names one: next to a word for the kind or for the experiments run on
         # it, to a modifier of the asked kind, or to another word of the question that is not
         # the papers' topic (their titles' words).
