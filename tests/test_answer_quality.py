@@ -653,6 +653,20 @@ def test_a_name_with_its_size_names_its_paper(full_home, onnx_cache) -> None:  #
     assert answer.refused and "xLSTM 7B" in (answer.refusal_reason or ""), answer.refusal_reason
 
 
+@pytest.mark.slow
+def test_a_short_title_written_as_written_names_its_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    papers = full.searcher.lexical.table.papers
+    (fql,) = [p for p, meta in papers.items() if meta["title"] == "Flow Q-Learning"]
+    # Two words, each capitalised: the title, not "Q-Learning" (which many abstracts write).
+    assert full._subject_papers("What accuracy does Flow Q-Learning get?") == [fql]
+    answer = full.answer("What accuracy does Flow Q-Learning reach on D4RL?")
+    assert answer.refused and "Flow Q-Learning" in (answer.refusal_reason or "")
+    assert full._subject_papers("Which papers learn a flow q-learning policy?") != [fql]
+
+
 # Extractive answers that cover the whole question ---------------------------------------------
 @pytest.mark.parametrize(
     ("question", "parts"),

@@ -865,3 +865,13 @@ def test_a_first_question_about_it_is_refused_and_a_follow_up_is_not(answerer) -
 def test_names_a_sentence_compares_against(sentence: str, names: set[str]) -> None:
     assert names <= compared_names(sentence)
     assert "QuartzSet" not in compared_names(sentence)
+
+
+def test_code_asked_of_a_named_paper_is_its_link_or_a_refusal(answerer) -> None:  # type: ignore[no-untyped-def]
+    missing = answerer.answer("Where can I find the code for Cake?")
+    assert missing.refused
+    assert missing.refusal_reason == "the abstract of Cake gives no link to code"
+    found = answerer.answer("Is the code of SPACY available?")
+    assert not found.refused and "github.com/Rose-STL-Lab/SPACY" in found.answer
+    # Asking about an implementation is not asking for code.
+    assert not answerer.answer("How is Cake implemented?").refused

@@ -209,6 +209,7 @@ class Answerer:
         self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
         self._writers_of: dict[str, tuple[str, ...]] = {}
         self._titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
+        self._short_titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._word_vectors: dict[str, np.ndarray] = {}
         self._vectors: PaperVectors | None = None
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
@@ -794,9 +795,30 @@ class Answerer:
             start = lowered.find(title)
             if start >= 0:
                 found.setdefault(paper_id, text[start : start + len(title)])
+        # A shorter title counts written as the title writes it, capitals and all ("Flow
+        # Q-Learning"), as whole words.
+        for paper_id, title in self._short_titles():
+            if paper_id not in found and re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", text):
+                found[paper_id] = title
         for title in sorted(set(found.values()), key=len, reverse=True):
             text = text.replace(title, " ")
         return found, text
+
+    def _short_titles(self) -> tuple[tuple[str, str], ...]:
+        """(paper id, title as written) of every title, or part before its colon, of two words
+        or more but fewer than MIN_QUOTED_TITLE_WORDS, with a capital letter in each word; kept
+        for the current index."""
+        papers = self.searcher.lexical.table.papers
+        if self._short_titles_of[0] is not papers:
+            titles = tuple(
+                (pid, title)
+                for pid, meta in papers.items()
+                for title in {meta["title"].rstrip("."), meta["title"].partition(":")[0].strip()}
+                if 2 <= len(title.split()) < MIN_QUOTED_TITLE_WORDS
+                and all(any(c.isupper() for c in w) for w in title.split())
+            )
+            self._short_titles_of = (papers, titles)
+        return self._short_titles_of[1]
 
     def _long_titles(self) -> tuple[tuple[str, str], ...]:
         """(paper id, lowercased title without its final period) of every title of at least

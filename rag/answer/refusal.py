@@ -149,6 +149,16 @@ _MODEL_REFUSAL = re.compile(
 )
 # Questions about code availability are answered by a link in the abstract.
 _CODE_QUESTION = re.compile(r"\b(code|implementation|repository|repo|open[- ]source)\b", re.I)
+# Asking where a paper's code is, not about its implementation ("Is the code of X available?",
+# "Where can I find X's repository?").
+_CODE_REQUEST = re.compile(
+    r"\b(?:where|link|url|available|releas\w*|open[- ]sourced?|find|get|download|public)\b"
+    r"[^?]*\b(?:code|repository|repo|github)\b"
+    r"|\b(?:code|repository|repo)\b[^?]*\b(?:available|released|public|open[- ]sourced?|link|"
+    r"url|found)\b"
+    r"|\bis\s+there\s+(?:any\s+|a\s+)?(?:code|repo|repository|github)\b",
+    re.IGNORECASE,
+)
 _CODE_EVIDENCE = re.compile(r"(https?://|github|gitlab|\\url|code is available|available at)", re.I)
 # A stated amount: a digit (not one inside a name: "P2FA"), a number word, or a unit of time.
 _DIGIT = re.compile(
@@ -667,12 +677,16 @@ def check_answerable(
     for number in _NUMBER_IN_QUESTION.findall(current):
         if len(number) >= 2 and number not in retrieved:
             return Answerability(False, 0.0, f"the papers never mention {number}")
-    if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(retrieved):
-        return Answerability(True, 1.0, "code link found")
-    subject = subject_terms(subject_names, weights)
-    retrieved_terms = weights.terms(retrieved)
     subject_parts = [t for t in ((abstracts or {}).get(pid, "") for pid in subject_papers) if t]
     subject_text = " ".join(subject_parts)
+    # Code asked of a named paper is found in that paper's abstract, or nowhere.
+    if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(subject_text or retrieved):
+        return Answerability(True, 1.0, "code link found")
+    if subject_text and _CODE_REQUEST.search(current):
+        name = subject_names[0] if len(subject_names) == 1 else "these papers"
+        return Answerability(False, 0.0, f"the abstract of {name} gives no link to code")
+    subject = subject_terms(subject_names, weights)
+    retrieved_terms = weights.terms(retrieved)
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
     where = (
         f"the abstract of {subject_names[0]} does"
