@@ -467,6 +467,12 @@ def test_asking_how_two_named_methods_differ_gets_the_compare_table(answerer) ->
     assert wants_comparison("Compare X with Y") and not wants_comparison("How much faster is X?")
     # A compound that contains a comparison word names a thing; it asks for no comparison.
     assert not wants_comparison("Which pairwise-comparison model of clicks does FooNet assume?")
+    # "Which is <comparative>, X or Y?" asks how two things compare.
+    assert wants_comparison("Which is faster, FooNet or BarNet?")
+    assert wants_comparison("Which one scales better: FooNet or BarNet?")
+    assert not wants_comparison("Which is the paper about FooNet or BarNet?")
+    which = answerer.answer("Which is more sample-efficient, D-Fusion or DreamDPO?")
+    assert which.mode == "compare" and set(which.cited_paper_ids) == {DFUSION_ID, DREAMDPO_ID}
 
 
 @pytest.mark.parametrize(

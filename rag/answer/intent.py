@@ -63,7 +63,11 @@ def wants_identity(question: str) -> bool:
 _COMPARISON = re.compile(
     r"^\s*(?:please\s+)?(?:compare|contrast)\b|\bhow\s+(?:do|does|did)\b[^?]*\bcompare\b|"
     r"(?<![\w-])(?:comparison|contrast|differ|differs|difference|differences|distinguish|"
-    r"distinguishes|versus|vs\.?)(?!\w)",
+    r"distinguishes|versus|vs\.?)(?!\w)|"
+    # "Which is faster, X or Y?", "Which one scales better: X or Y?"
+    r"\bwhich\s+(?:one\s+|of\s+the\s+two\s+)?(?:is|was|are|performs?|works?|scales?|runs?)"
+    r"\s+(?:(?:more|less)\s+[a-z]+|better|worse|(?!(?:paper|other|under|over|after|never|either|"
+    r"neither|number|answer|layer|order|user|cluster|filter|transformer)\b)[a-z]{3,}er)\b[^?]*\bor\b",
     re.IGNORECASE,
 )
 
