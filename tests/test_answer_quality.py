@@ -1174,6 +1174,27 @@ def test_an_anchor_must_be_distinctive_of_the_papers_nearest_the_topic() -> None
     assert topical_anchors(topic, weights, df, nearest, 19) == ["peopl", "hash"]
 
 
+def test_common_words_anchor_a_topic_only_when_it_has_no_rarer_word() -> None:
+    from rag.answer.relevance import topical_anchors
+
+    # Shares of a 1,000-paper collection: "llms" 0.3, "learn" 0.7, "quartz" 0.004.
+    frequency = {"llms": 300, "learn": 700, "agent": 150, "quartz": 4, "sort": 30}
+    weights = TermWeights(tokenize, frequency, 1000)
+    df = lambda t: frequency.get(t, 0)  # noqa: E731
+    near = ["LLMs that learn to plan."] * 9 + ["Sorting networks."]
+    # No word can reach a fivefold lift: those most of the nearest papers use anchor it, not
+    # one most of the collection uses.
+    assert topical_anchors("Which papers study LLMs?", weights, df, near, 1000) == ["llms"]
+    assert "learn" not in topical_anchors("LLMs that learn", weights, df, near, 1000)
+    half = near[:5] + ["Sorting networks."] * 5
+    assert topical_anchors("Which papers study LLMs?", weights, df, half, 1000) == []
+    # With a rarer word in the topic, the common ones stay out.
+    sorting = ["Quartz sorting for LLMs."] * 2 + near[:8]
+    assert "llms" not in topical_anchors("LLMs that sort quartz", weights, df, sorting, 1000)
+    # A name few papers write anchors the topic, nearest in meaning or not.
+    assert topical_anchors("Any work on Quartz?", weights, df, near, 1000) == ["quartz"]
+
+
 def test_a_follow_up_naming_nothing_reads_only_the_paper_under_discussion(answerer) -> None:  # type: ignore[no-untyped-def]
     from rag.answer.conversation import names_nothing
 

@@ -209,3 +209,15 @@ def test_papers_like_a_named_one_are_its_nearest_by_paper_vector(
 def test_asking_for_trends_asks_for_an_overview(question: str) -> None:
     assert wants_summary(question)
     assert summary_topic(question).split()[0] in {"graph", "BarNet-style"}
+
+
+@pytest.mark.slow
+def test_listed_papers_are_quoted_by_a_claim_not_a_code_link(full: Answerer) -> None:
+    answer = full.answer("Which papers use LoRA?")
+    assert answer.mode == "list" and len(answer.citations) >= 10
+    lines = [line for line in answer.answer.splitlines() if line.startswith("- ")]
+    assert lines and not any("http" in line or "github" in line.lower() for line in lines)
+    # A name a single abstract writes picks out that paper.
+    rare = full.answer("Any work on Muon?")
+    assert not rare.refused and len(rare.citations) <= 3
+    assert all("muon" in " ".join(full.abstract_sentences(p)).lower() for p in rare.cited_paper_ids)

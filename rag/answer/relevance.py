@@ -25,6 +25,7 @@ from rag.answer.context import TermWeights
 from rag.answer.refusal import topic_terms
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations
+from rag.text.names import query_names
 
 # Candidates examined per topic: the papers hybrid retrieval ranks first, plus every paper whose
 # abstract uses one of the topic's anchor terms (so a count covers the whole collection), at most
@@ -216,13 +217,21 @@ def topical_anchors(
             return True
         return common and share(term) <= MAX_ANCHOR_SHARE and used >= NEAR_ALL * len(near)
 
+    # A name few papers write ("Muon") picks out those papers, whether or not they are among
+    # the papers nearest in meaning (a rare name tells an embedding little).
     kept = [t for t in anchors if distinctive(t)]
+    kept += [
+        t
+        for name in query_names(topic_name(topic))
+        for t in sorted(weights.terms(name))
+        if 0 < document_frequency(t) <= NEAREST
+    ]
     for text in (topic_name(topic), topic):
         scored = [(lift(t), t) for t in topic_terms(text, weights) if document_frequency(t) > 0]
         best = [t for (_, used), t in sorted(scored, reverse=True) if used >= 2 and distinctive(t)]
         if best:
             return list(dict.fromkeys([*kept, best[0]]))
-    return kept
+    return list(dict.fromkeys(kept))
 
 
 def _phrase(words: str) -> re.Pattern[str]:

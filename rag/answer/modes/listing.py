@@ -12,7 +12,7 @@ from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
 from rag.answer.intent import topic_of, without_status
 from rag.answer.modes.base import ModeInput, ModeTools
-from rag.answer.modes.quotes import classify, quote_support, short_title
+from rag.answer.modes.quotes import classify, is_link, quote_support, short_title
 from rag.answer.refusal import topic_terms
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
@@ -47,7 +47,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
 
     def quote_of(hit: PaperHit, sentences: list[str]) -> str:
         ranked = score_sentences(inp.question, hit, weights, rank=0)
-        return ranked[0].text if ranked else hit.title
+        claims = [s for s in ranked if not is_link(s.text)]  # a code link says nothing of it
+        return (claims or ranked)[0].text if ranked else hit.title
 
     if decision.unused:
         yield inp.refuse(f"no paper mentions {' or '.join(decision.unused)}")
