@@ -13,6 +13,7 @@ from rag.answer.chain import Answerer
 from rag.answer.intent import (
     author_asked,
     author_role_asked,
+    author_topic,
     status_in,
     wants_subset,
     wants_topics,
@@ -143,6 +144,16 @@ def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -
         name = papers[CAKE_ID]["authors"][place]
         assert by_place.mode == "authors" and CAKE_ID in by_place.cited_paper_ids
         assert by_place.answer.startswith("1 paper of the collection by " + name)
+    # An author's papers on a topic: the same per-paper decision, among that author's papers.
+    on_topic = answerer.answer(f"Which papers by {author} are about KV cache loading?")
+    assert on_topic.mode == "authors" and on_topic.cited_paper_ids == [CAKE_ID]
+    assert on_topic.answer.startswith(f"1 of {author}'s 1 paper in the collection is about KV")
+    off_topic = answerer.answer(f"What did {author} publish on protein folding?")
+    assert off_topic.refused and "protein folding" in (off_topic.refusal_reason or "")
+    assert author_topic(f"Which papers by {author} are about KV cache loading?") == (
+        "KV cache loading"
+    )
+    assert author_topic(f"What did {author} publish at ICML 2025?") == ""
     assert author_role_asked("What else did the senior author publish?") == -1
     assert author_role_asked("Who is the first author?") is None  # the byline answers it
     nobody = answerer.answer("What did Zzyzx Qwerty publish?")

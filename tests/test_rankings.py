@@ -221,3 +221,14 @@ def test_listed_papers_are_quoted_by_a_claim_not_a_code_link(full: Answerer) -> 
     rare = full.answer("Any work on Muon?")
     assert not rare.refused and len(rare.citations) <= 3
     assert all("muon" in " ".join(full.abstract_sentences(p)).lower() for p in rare.cited_paper_ids)
+
+
+@pytest.mark.slow
+def test_how_papers_are_tested_is_not_what_they_are_about(full: Answerer) -> None:
+    used = full.answer("Which papers use MMLU?")
+    tested = full.answer("Which papers evaluate on MMLU?")
+    assert len(used.citations) >= 5
+    assert set(tested.cited_paper_ids) == set(used.cited_paper_ids)
+    # "test-time" names a topic: its words stay.
+    ttt = full.answer("Which papers study test-time training?")
+    assert ttt.mode == "list" and " test," in ttt.answer.splitlines()[0] + ","

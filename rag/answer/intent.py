@@ -291,6 +291,21 @@ _AUTHOR = (
 )
 
 
+# What an author's papers are asked to be about: "Which papers by X are about Y?", "What did X
+# publish on Y?".
+_AUTHOR_TOPIC = re.compile(
+    r"\b(?:about|on|concerning|regarding|related\s+to)\s+(?P<topic>[^?!.]+)", re.IGNORECASE
+)
+
+
+def author_topic(question: str) -> str:
+    """The topic an author question narrows to ("" when it asks for all their papers)."""
+    text = _without_venue_words(question)
+    author = author_asked(text) or ""
+    found = _AUTHOR_TOPIC.search(text.replace(author, " ") if author else text)
+    return found.group("topic").strip() if found else ""
+
+
 # An author of the paper under discussion, by place: "What else did the first author
 # publish?", "other papers by its last author" (the senior author is listed last).
 _AUTHOR_ROLE = re.compile(

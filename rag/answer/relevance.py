@@ -240,6 +240,15 @@ def _phrase(words: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"[\s-]+".join(parts), re.IGNORECASE)
 
 
+# "Which papers evaluate on X?", "tested on X": how a paper is tested says nothing of what it is
+# about (unlike "evaluation" or "test-time", which may be the topic).
+_TESTED_ON = re.compile(
+    r"\b(?:evaluat(?:e|es|ed|ing)|test(?:s|ed|ing)?|benchmark(?:s|ed|ing)?|validat(?:e|es|ed|ing))"
+    r"\s+(?:\w+\s+)?(?:on|against|with|using)\b",
+    re.IGNORECASE,
+)
+
+
 def judge_papers(
     topic: str,
     hits: Sequence[PaperHit],
@@ -255,7 +264,7 @@ def judge_papers(
     the distinctive terms a paper must use (`anchor_terms` when not given). In a collection of
     `n_papers` large enough to tell (see UNUSED_TELLS), a word of the topic's name that no paper
     uses is reported in `unused`."""
-    terms = sorted(topic_terms(topic, weights))
+    terms = sorted(topic_terms(_TESTED_ON.sub(" ", topic), weights) or topic_terms(topic, weights))
     groups = [g & set(terms) for g in or_groups(topic, weights)]
     groups = [g for g in groups if len(g) > 1]
     grouped = set().union(*groups) if groups else set()

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
-from rag.answer.intent import topic_of, without_status
+from rag.answer.intent import author_topic, topic_of, without_status
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, is_link, quote_support, short_title
 from rag.answer.refusal import topic_terms
@@ -124,6 +124,22 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         yield inp.refuse(f"no paper of the collection has an author named {author}")
         return
     noun = "paper" if len(hits) == 1 else "papers"
+    topic = author_topic(inp.question)
+    if topic_terms(topic, tools.weights()):
+        # "Which papers by X are about Y?": the per-paper decision, among X's papers
+        decision = tools.judge_papers(topic, hits, inp.config, inp.filters)
+        if not decision.relevant:
+            yield inp.refuse(
+                f"none of the {len(hits)} {noun} by {author} is about {topic} ({decision.rule()})"
+            )
+            return
+        verb = "is" if len(decision.relevant) == 1 else "are"
+        header = (
+            f"{len(decision.relevant)} of {author}'s {len(hits)} {noun} in the collection {verb} "
+            f"about {topic} (authors matched by name; {decision.rule()}):"
+        )
+        yield from list_papers(inp, tools, decision.relevant, header, approach)
+        return
     header = f"{len(hits)} {noun} of the collection by {author} (authors matched by name):"
     yield from list_papers(inp, tools, hits, header, approach)
 
