@@ -351,6 +351,23 @@ def test_topics_answers_show_each_topic_with_its_cited_paper() -> None:
     assert lines[2].endswith('href="#pt-src-3-1" title="Show source 1">&#91;1&#93;</a>')
 
 
+def test_ranked_authors_show_each_name_count_and_every_cited_paper_linked() -> None:
+    second = cake_citation(n=2, paper_id="WVlEwFiDGH", title="D-Fusion")
+    answer = ask_answer(
+        mode="ranked",
+        answer="The authors with the most papers among the 19 papers of the collection:\n"
+        "- Shuowei Jin: 2 papers: Compute or Load KV Cache? [1]; D-Fusion [2]\n"
+        "- Zhuoqing Mao: 5 papers: Compute or Load KV Cache? [1] (and 4 more)",
+        citations=[cake_citation(), second],
+        sentences=[AnswerSentence("Shuowei Jin: 2 papers.", [1, 2], "supported")],
+    )
+    lines = render.answer_markdown(answer, 5).split("\n")
+    assert lines[0].startswith("The authors with the most papers") and lines[1] == ""
+    assert lines[2].startswith("- <strong>Shuowei Jin</strong>: 2 papers: Compute or Load KV")
+    assert 'href="#pt-src-5-1"' in lines[2] and 'href="#pt-src-5-2"' in lines[2]
+    assert lines[3].endswith("(and 4 more)") and 'href="#pt-src-5-1"' in lines[3]
+
+
 def test_summarize_shows_a_linked_bibliography() -> None:
     body = "**KV caches**\n- Compute or Load KV Cache?: Cake loads and computes [1]"
     answer = ask_answer(

@@ -402,7 +402,8 @@ def list_markdown(answer: Answer, turn: int) -> str:
         if match and int(match.group("n")) in by_ref:
             n = int(match.group("n"))
             name = f"<strong>{paper_md(match.group('name'))}</strong>"
-            item_md = f"{name}: {paper_md(match.group('quote'))} {cite_link(turn, n)}"
+            quote = _link_markers(match.group("quote"), turn, set(by_ref), paper_md)
+            item_md = f"{name}: {quote} {cite_link(turn, n)}"
         else:
             item_md = _link_markers(item, turn, set(by_ref), paper_md)
         if out and not out[-1].startswith("- ") and out[-1] != "":
