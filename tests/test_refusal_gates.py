@@ -13,9 +13,11 @@ from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.refusal import (
     ACCLAIM_REASON,
     NO_SUBJECT_REASON,
+    USAGE_REASON,
     asked_phrases,
     asks_amount,
     asks_for_acclaim,
+    asks_usage_ranking,
     check_answerable,
     compared_names,
     counted_things,
@@ -875,3 +877,27 @@ def test_code_asked_of_a_named_paper_is_its_link_or_a_refusal(answerer) -> None:
     assert not found.refused and "github.com/Rose-STL-Lab/SPACY" in found.answer
     # Asking about an implementation is not asking for code.
     assert not answerer.answer("How is Cake implemented?").refused
+
+
+@pytest.mark.parametrize(
+    ("question", "ranking"),
+    [
+        ("What are the most common datasets?", True),
+        ("Which benchmarks are most used at ICML 2025?", True),
+        ("Which datasets are used most often?", True),
+        ("What are the most popular model architectures?", True),
+        ("Which model is the most accurate on QuartzSet?", False),
+        ("What is the most common topic?", False),  # the topic map answers it
+        ("How many papers use QuartzSet?", False),
+    ],
+)
+def test_which_datasets_or_methods_are_used_most_is_refused_with_why(
+    question: str, ranking: bool
+) -> None:
+    assert asks_usage_ranking(question) is ranking
+
+
+def test_a_usage_ranking_is_refused_with_a_way_forward(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("What are the most common datasets at ICML 2025?")
+    assert answer.refused and answer.refusal_reason == USAGE_REASON
+    assert "How many papers use" in USAGE_REASON

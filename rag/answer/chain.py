@@ -72,7 +72,9 @@ from rag.answer.refusal import (
     ACCLAIM_REASON,
     ASKING_WORDS,
     NO_SUBJECT_REASON,
+    USAGE_REASON,
     asks_for_acclaim,
+    asks_usage_ranking,
     check_answerable,
     coverage,
     names_no_subject,
@@ -952,6 +954,8 @@ class Answerer:
     ) -> str | None:
         if mode in ("ask", "list") and asks_for_acclaim(question):
             return ACCLAIM_REASON
+        if mode in ("ask", "list") and asks_usage_ranking(question):
+            return USAGE_REASON
         if mode in ("authors", "list", "topics", "ranked", "similar"):
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:

@@ -910,6 +910,28 @@ def asks_for_acclaim(question: str) -> bool:
     return bool(_ACCLAIM.search(question))
 
 
+# Which datasets, benchmarks, models or methods the collection uses most: no field records them
+# per paper, and names in abstracts do not say which is which.
+_USAGE_RANKING = re.compile(
+    r"\b(?:most|more)\s+(?:common(?:ly\s+used)?|popular|frequent(?:ly\s+used)?|used|widely\s+used)"
+    r"\s+(?:\w+\s+)?(?:datasets?|benchmarks?|models?|methods?|baselines?|architectures?|"
+    r"optimizers?|metrics?|libraries|frameworks?|tools?)\b"
+    r"|\b(?:datasets?|benchmarks?|models?|methods?|baselines?|architectures?|metrics?)\s+"
+    r"(?:are|is)\s+(?:(?:the\s+)?(?:most|more)\s+(?:common|popular|frequent|used|widely\s+used)|"
+    r"used\s+(?:the\s+)?most)\b",
+    re.IGNORECASE,
+)
+USAGE_REASON = (
+    "no field records which datasets, models or methods each paper uses, so they cannot be "
+    'ranked; ask how many papers use a given one ("How many papers use ImageNet?")'
+)
+
+
+def asks_usage_ranking(question: str) -> bool:
+    """Whether the question asks which datasets, models or methods are used most."""
+    return bool(_USAGE_RANKING.search(question))
+
+
 def asks_for_code(question: str) -> bool:
     """Whether the question asks about code (answered by a link in the abstract)."""
     return bool(_CODE_QUESTION.search(question))
