@@ -213,7 +213,7 @@ class Answerer:
         self._titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._short_titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._word_vectors: dict[str, np.ndarray] = {}
-        self._vectors: PaperVectors | None = None
+        self._vectors: tuple[object, PaperVectors | None] = (None, None)
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
             cast(Any, self._events), afunc=cast(Any, self._aevents), name="papertalk"
@@ -298,13 +298,14 @@ class Answerer:
         return topic_map(self._settings.home, self.searcher)
 
     def similar_to(self, paper_id: str, k: int) -> list[tuple[str, float]]:
-        if self._vectors is None:  # every paper's vector, read from the store once
-            self._vectors = paper_vectors(self.searcher)
-        if paper_id not in self._vectors.paper_ids:
+        papers = self.searcher.lexical.table.papers
+        if self._vectors[0] is not papers:  # every paper's vector, read once per index
+            self._vectors = (papers, paper_vectors(self.searcher))
+        vectors = self._vectors[1]
+        if vectors is None or paper_id not in vectors.paper_ids:
             return []
         return [
-            (s.paper_id, s.similarity)
-            for s in similar_papers(self.searcher, self._vectors, paper_id, k)
+            (s.paper_id, s.similarity) for s in similar_papers(self.searcher, vectors, paper_id, k)
         ]
 
     def papers_by(self, filters: SearchFilters | None) -> list[PaperHit]:
