@@ -14,6 +14,7 @@ from rag.answer.intent import (
     author_asked,
     author_role_asked,
     author_topic,
+    source_asked,
     status_in,
     wants_subset,
     wants_topics,
@@ -156,6 +157,13 @@ def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -
     assert author_topic(f"What did {author} publish at ICML 2025?") == ""
     assert author_role_asked("What else did the senior author publish?") == -1
     assert author_role_asked("Who is the first author?") is None  # the byline answers it
+    # Papers "from" somebody: an author's papers; from an institution, refused with why.
+    from_author = answerer.answer(f"Which papers are from {author}?")
+    assert from_author.mode == "authors" and from_author.cited_paper_ids == [CAKE_ID]
+    institution = answerer.answer("Which papers come from the Quartz Institute of Sorting?")
+    assert institution.refused and "not their affiliations" in (institution.refusal_reason or "")
+    assert source_asked("Which papers are from Quartz Labs?") == "Quartz Labs"
+    assert source_asked("Which papers learn from human feedback?") is None
     nobody = answerer.answer("What did Zzyzx Qwerty publish?")
     assert nobody.refused and "Zzyzx Qwerty" in nobody.refusal_reason
 

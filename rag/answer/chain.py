@@ -49,6 +49,7 @@ from rag.answer.intent import (
     referenced_positions,
     refers_to_them,
     similar_asked,
+    source_asked,
     status_in,
     wants_comparison,
     wants_papers,
@@ -73,6 +74,7 @@ from rag.answer.refusal import (
     ASKING_WORDS,
     NO_SUBJECT_REASON,
     USAGE_REASON,
+    affiliation_reason,
     asks_for_acclaim,
     asks_usage_ranking,
     check_answerable,
@@ -461,6 +463,17 @@ class Answerer:
         author = author_asked(question) if mode == "ask" else None
         if mode == "ask" and author is None and request.history:
             author = self._author_by_place(question, request)
+        source = source_asked(question) if mode in ("ask", "list") and not author else None
+        if source and self.papers_by(SearchFilters(author=source)):
+            author, mode = source, "ask"  # "papers from <an author>": that author's papers
+        elif source:
+            # "Which papers are from Google DeepMind?": no field records where papers come from
+            result = Answer(
+                question, "", mode, self.llm_label, False, extractive=self.is_extractive
+            )
+            inp = ModeInput(question, question, [], [], result, clock, config, request.filters)
+            yield inp.refuse(affiliation_reason(source), [])
+            return
         if author and not (request.filters and request.filters.author):
             # "What did <author> publish?": that author's papers
             mode = "authors"

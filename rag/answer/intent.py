@@ -306,6 +306,19 @@ def author_topic(question: str) -> str:
     return found.group("topic").strip() if found else ""
 
 
+# Where papers come from: "Which papers are from Google DeepMind?", "papers coming from MIT".
+_FROM = re.compile(
+    r"\b(?:papers?|works?|publications?)\s+(?:(?:are|were|is|was|come|came|coming)\s+)?from\s+"
+    r"(?:the\s+)?(?P<source>[A-Z][\w&.'’-]*(?:\s+(?:of\s+)?[A-Z][\w&.'’-]*){0,4})"
+)
+
+
+def source_asked(question: str) -> str | None:
+    """The person or institution papers are asked to come from, if any."""
+    found = _FROM.search(without_venues(question))
+    return found.group("source").strip(" .") if found else None
+
+
 # An author of the paper under discussion, by place: "What else did the first author
 # publish?", "other papers by its last author" (the senior author is listed last).
 _AUTHOR_ROLE = re.compile(

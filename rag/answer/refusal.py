@@ -927,6 +927,14 @@ USAGE_REASON = (
 )
 
 
+def affiliation_reason(source: str) -> str:
+    """Why papers "from" an institution cannot be listed."""
+    return (
+        f"the collection records its papers' authors, not their affiliations, and no author is "
+        f"named {source}"
+    )
+
+
 def asks_usage_ranking(question: str) -> bool:
     """Whether the question asks which datasets, models or methods are used most."""
     return bool(_USAGE_RANKING.search(question))

@@ -121,7 +121,10 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         return
     hits = tools.papers_by(inp.filters)
     if not hits:
-        yield inp.refuse(f"no paper of the collection has an author named {author}")
+        yield inp.refuse(
+            f"no paper of the collection has an author named {author} (the collection records "
+            "authors, not affiliations)"
+        )
         return
     noun = "paper" if len(hits) == 1 else "papers"
     topic = author_topic(inp.question)
