@@ -700,6 +700,15 @@ def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:
     ]
 
 
+def test_a_name_the_abstract_writes_with_math_is_mentioned() -> None:
+    abstract = "We compare FooNet with $\\mu$BarNet and $K^2$Quartz on retrieval."
+    for question in ("Is FooNet faster than muBarNet?", "Is FooNet faster than μBarNet?"):
+        assert _verdict(question, abstract).answerable, question
+    assert _verdict("Is FooNet faster than K2Quartz?", abstract).answerable
+    absent = _verdict("Is FooNet faster than muQuartz?", abstract)
+    assert not absent.answerable and "never mention muQuartz" in absent.reason
+
+
 def test_a_field_acronym_the_abstract_spells_out_is_mentioned() -> None:
     question = "Which RL algorithm does FooNet build on?"
     spelled = _verdict(question, "FooNet builds on the PPO algorithm of reinforcement learning.")

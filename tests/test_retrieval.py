@@ -8,7 +8,7 @@ import pytest
 
 from rag.errors import PaperTalkError
 from rag.retrieve.hybrid import SearchFilters, open_searcher
-from rag.text.names import short_names
+from rag.text.names import NameIndex, query_names, short_names
 
 from .conftest import BUNDLED, CAKE_ID, DEV_QA
 
@@ -138,6 +138,19 @@ def test_papers_are_recognised_by_their_short_names(searcher) -> None:  # type: 
     found = names.papers_named_in("How do d-fusion and DreamDPO differ? And LEVIS?")
     assert found[:2] == ["WVlEwFiDGH", "WIIfdh0GJu"] and "WFIMSlNS7C" in found
     assert names.papers_named_in("nothing named here at all") == []
+
+
+def test_a_name_written_with_math_is_found_as_users_type_it() -> None:
+    # Abstracts write some names with TeX ("$\\mu$FooNet", "$K^2$Bar"); users type "muFooNet",
+    # "μFooNet" or "K2Bar".
+    papers = {"p1": {"title": "Fast Things"}, "p2": {"title": "$K^2$Bar: Slow Things"}}
+    abstracts = {"p1": "We propose a simple approach, $\\mu$FooNet, that runs fast.", "p2": "Slow."}
+    names = NameIndex(papers, abstracts)
+    assert names.papers_named_in("How does muFooNet run?") == ["p1"]
+    assert names.papers_named_in("How does μFooNet run?") == ["p1"]
+    assert names.papers_named_in("What is K2Bar?") == ["p2"]
+    assert names.papers_named_in("What is FooNet?") == []  # another name
+    assert query_names("Does μFooNet beat K²Bar?") == ["muFooNet", "K2Bar"]
 
 
 def test_a_paper_goes_by_its_titles_head_not_by_the_words_after_the_colon() -> None:

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from ui.text import emphasis_spans, latex_to_text, math_to_text, plain_text
+from rag.text.latex import latex_to_text, math_to_text
+from ui.text import emphasis_spans, plain_text
 
 from .conftest import BUNDLED, FULL_CORPUS
 

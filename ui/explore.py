@@ -27,7 +27,7 @@ from rag.explore.similar import SimilarPaper, similar_papers
 from rag.explore.topics import NOISE, Topic, TopicMap, load_topics, topic_map, topics_path
 from rag.explore.vectors import PaperVectors, paper_vectors
 from rag.retrieve.hybrid import HybridSearcher
-from ui.text import latex_to_text
+from rag.text.latex import latex_to_text
 
 log = logging.getLogger("papertalk.ui")
 

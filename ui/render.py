@@ -24,10 +24,11 @@ from rag.answer.modes.extractive import EXTRACTIVE_LABEL
 from rag.explore.similar import SimilarPaper
 from rag.records import STATUSES, Answer, Citation, PaperHit
 from rag.retrieve.hybrid import SearchFilters
+from rag.text.latex import latex_to_text
 from rag.text.names import method_name, short_names
 from rag.text.sentences import split_sentences
 from ui.session import Conversation, Turn
-from ui.text import emphasis_spans, latex_to_text, plain_text
+from ui.text import emphasis_spans, plain_text
 
 # Characters that are HTML or Markdown syntax, as entities (one pass, so entities stay intact).
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}

@@ -44,6 +44,7 @@ from functools import cache
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.conversation import refers_back
 from rag.text.abbreviations import abbreviated, defined_abbreviations, expand, spelled_out
+from rag.text.latex import as_typed
 from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
@@ -667,12 +668,18 @@ def check_answerable(
         *(abstracts or {}).values(),
     ]
     retrieved = " ".join(parts)
+
+    @cache
+    def typed() -> str:
+        """The retrieved text as names are typed ("$\\mu$CODE" -> "muCODE"), made when needed."""
+        return as_typed(retrieved)
+
     for name in dict.fromkeys(name_base(n) for n in query_names(current)):
         # A short form may be spelled out ("GNNs": "graph neural networks", "RL": "reinforcement
         # learning"). Two letters spell some pair of adjacent words in many texts, but the
         # two-letter names questions use are field terms (RL, KV, DP), not made-up names.
         spelled = spelled_out(name, retrieved)
-        if not _mentions(name, retrieved) and not spelled:
+        if not _mentions(name, retrieved) and not _mentions(name, typed()) and not spelled:
             return Answerability(False, 0.0, f"the papers never mention {name}")
     for number in _NUMBER_IN_QUESTION.findall(current):
         if len(number) >= 2 and number not in retrieved:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rag.text.abbreviations import letters_in_order
+from rag.text.latex import as_typed
 from rag.text.questions import without_venues
 
 _COMMON = {"the", "a", "an", "on", "of", "in", "for", "and", "to", "with", "when", "how", "why"}
@@ -53,8 +54,9 @@ class NameIndex:
         self.longest = 1
         abstracts = abstracts or {}
         for paper_id, meta in papers.items():
-            names = short_names(str(meta.get("title", "")))
-            introduced = method_name(abstracts.get(paper_id, ""))
+            # Names as users type them: "$\\mu$CODE" is typed "muCODE".
+            names = short_names(as_typed(str(meta.get("title", ""))))
+            introduced = method_name(as_typed(abstracts.get(paper_id, "")))
             if introduced and introduced not in names:
                 names.append(introduced)
             for name in names:
@@ -66,7 +68,7 @@ class NameIndex:
 
     def papers_named_in(self, text: str) -> list[str]:
         """Ids of papers whose short name appears in `text` as whole words, in order of mention."""
-        words = [w.lower() for w in _TOKEN.findall(text)]
+        words = [w.lower() for w in _TOKEN.findall(as_typed(text))]
         found: list[str] = []
         for start in range(len(words)):
             for size in range(self.longest, 0, -1):
@@ -78,7 +80,7 @@ class NameIndex:
     def written_names_in(self, text: str) -> dict[str, list[str]]:
         """The names of two or more words ("Covered Forest") that `text` writes exactly as
         their papers do, capitals included (in lowercase they are a topic), with those papers."""
-        tokens = _TOKEN.findall(text)
+        tokens = _TOKEN.findall(as_typed(text))
         found: dict[str, list[str]] = {}
         for start in range(len(tokens)):
             for size in range(self.longest, 1, -1):
@@ -152,7 +154,7 @@ def query_names(query: str) -> list[str]:
     venue with its year ("ICML 2025" names the collection, not a paper), the capitalised words
     of a quoted title ('A Guide to Scaling Law Estimation': Law is a title's word) nor those of a
     long form that spells out a short form next to it ("STAR (Skill Training with ...)")."""
-    text = without_venues(query)
+    text = as_typed(without_venues(query))
     quoted = [m.span(1) for m in _QUOTED.finditer(text) if len(m.group(1).split()) >= TITLE_WORDS]
     quoted += _glosses(text)
     names = (
