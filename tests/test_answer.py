@@ -303,6 +303,66 @@ def test_what_counts_as_a_follow_up(question: str, leans_on_history: bool) -> No
     assert is_followup(question) is leans_on_history
 
 
+@pytest.mark.parametrize(
+    ("previous", "question", "full"),
+    [
+        ("What is the speed of FooNet?", "And BarNet?", "What is the speed of BarNet?"),
+        ("What is the speed of FooNet?", "What about Quartz?", "What is the speed of Quartz?"),
+        (
+            "What else did the first author publish?",
+            "And the last author?",
+            "What else did the last author publish?",
+        ),
+        (
+            "What accuracy does FooNet reach on FooSet?",
+            "How about on BarSet?",
+            "What accuracy does FooNet reach on BarSet?",
+        ),
+        # Which of two names it stands for is unclear; a phrase the question does not have.
+        ("How does FooNet beat BarNet?", "And Quartz?", "And Quartz?"),
+        ("What is the speed of FooNet?", "What about its memory?", "What about its memory?"),
+        ("What is the speed of FooNet?", "And why?", "And why?"),
+        # Not an ellipsis: a question of its own.
+        ("What is the speed of FooNet?", "What is BarNet?", "What is BarNet?"),
+    ],
+)
+def test_an_ellipsis_asks_the_previous_question_again(
+    previous: str, question: str, full: str
+) -> None:
+    from rag.answer.conversation import resolve_ellipsis
+
+    assert resolve_ellipsis(question, [(previous, "An answer [1].")]) == full
+    assert resolve_ellipsis(question, []) == question
+
+
+def test_an_ellipsis_after_an_ellipsis_keeps_the_first_question() -> None:
+    from rag.answer.conversation import resolve_ellipsis
+
+    history = [("What is the speed of FooNet?", "Fast [1]."), ("And BarNet?", "Slow [1].")]
+    assert resolve_ellipsis("And Quartz?", history) == "What is the speed of Quartz?"
+
+
+def test_an_ellipsis_is_answered_as_the_full_question(searcher) -> None:  # type: ignore[no-untyped-def]
+    answerer = make(searcher)
+    first = answerer.answer("Who wrote DreamDPO?")
+    history = [(first.question, first.answer)]
+    papers = [c.paper_id for c in first.citations]
+    first_author = answerer.answer(
+        "What else did the first author publish?", history=history, history_papers=papers
+    )
+    last_author = answerer.answer(
+        "And the last author?",
+        history=[*history, ("What else did the first author publish?", first_author.answer)],
+        history_papers=papers,
+    )
+    assert first_author.mode == last_author.mode == "authors"
+    assert "Zhenglin Zhou" in first_author.answer and "Tat-Seng Chua" in last_author.answer
+    # "And DreamDPO?" asks how much DreamDPO cuts time to first token: it does not say.
+    cake = answerer.answer("How much does Cake cut time to first token?")
+    other = answerer.answer("And DreamDPO?", history=[(cake.question, cake.answer)])
+    assert other.refused and other.refusal_reason == "no passage states the asked-for amount"
+
+
 def test_a_model_rewrite_that_invents_a_topic_is_not_searched() -> None:
     from rag.answer.conversation import rewrite_is_faithful
 

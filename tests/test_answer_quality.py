@@ -6,6 +6,7 @@ only where the test is about what the system does with a model's text."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,11 +22,13 @@ from rag.answer.intent import (
     wants_byline,
     wants_comparison,
     wants_papers,
+    wants_record,
     wants_summary,
 )
 from rag.answer.modes.compare import MAX_COMPARED
 from rag.answer.modes.extractive import compose_extractive, cover_question, question_parts
 from rag.answer.modes.quotes import classify, quote_support
+from rag.answer.modes.record import record_sentence
 from rag.answer.modes.summarize import MAX_SUMMARIZED
 from rag.answer.numbers import quantities, unstated_numbers
 from rag.answer.refusal import (
@@ -174,6 +177,55 @@ def test_what_kind_of_answer_a_question_wants(question: str, papers: bool, summa
 )
 def test_a_question_asking_who_wrote_a_paper(question: str, byline: bool) -> None:
     assert wants_byline(question) is byline
+
+
+@pytest.mark.parametrize(
+    ("question", "record"),
+    [
+        ("When was FooNet published?", True),
+        ("Where was the FooNet paper presented?", True),
+        ("Which conference is FooNet from?", True),
+        ("What venue did FooNet appear at?", True),
+        ("Is FooNet an oral?", True),
+        ("Was it a spotlight?", True),
+        ("What is the status of FooNet?", True),
+        ("Is there an oral paper on graph coloring?", False),  # a list, not a paper's record
+        ("How many orals are there?", False),
+        ("When does FooNet stop training?", False),
+        ("Where does FooNet store its cache?", False),
+    ],
+)
+def test_a_question_asking_where_or_how_a_paper_appeared(question: str, record: bool) -> None:
+    assert wants_record(question) is record
+
+
+def test_the_record_says_what_it_knows_and_what_it_does_not() -> None:
+    known = PaperHit(
+        "a", "FooNet", [], "", "poster", 1.0, pmlr_url="https://x/1", venue="BarConf 2030"
+    )
+    assert record_sentence(known) == (
+        "“FooNet” is a poster paper at BarConf 2030; its proceedings page is https://x/1."
+    )
+    assert "a poster paper at BarConf 2030, not an oral;" in record_sentence(known, "oral")
+    unknown = replace(known, venue="", pmlr_url="")
+    assert record_sentence(unknown) == (
+        "“FooNet” is a poster paper of the collection; the collection records no venue or date "
+        "for it."
+    )
+    assert record_sentence(replace(unknown, status="")) == ""
+
+
+def test_when_a_paper_appeared_is_answered_from_its_record(answerer) -> None:  # type: ignore[no-untyped-def]
+    for question in ("When was Cake published?", "Which conference is Cake from?"):
+        answer = answerer.answer(question)
+        assert not answer.refused and answer.cited_paper_ids == [CAKE_ID], question
+        assert (
+            "poster paper at ICML 2025" in answer.answer
+            and "proceedings.mlr.press" in answer.answer
+        )
+    oral = answerer.answer("Is Cake an oral?")
+    assert "poster paper at ICML 2025, not an oral" in oral.answer
+    assert oral.sentences[0].support == "supported"
 
 
 def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:
@@ -887,6 +939,34 @@ def test_a_topic_whose_two_words_no_paper_writes_together_is_not_listed() -> Non
     assert relevant("papers on zorblax quuxing", apart) == []
     # Words apart in the topic's name are two things a paper may be about.
     assert relevant("papers on zorblax, for quuxing", apart) == ["b", "a"]
+
+
+def test_a_name_in_a_topic_counts_where_a_paper_writes_it_not_its_stem() -> None:
+    df = {"reinforc": 300, "foonet": 2}
+    weights = TermWeights(tokenize, df, 1000)
+    papers = [PaperHit(p, f"Paper {p}", [], "", "", 0.0) for p in "abcd"]
+    texts = {
+        "a": "We estimate gradients with REINFORCE.",
+        "b": "We study reinforcement learning.",  # the same stem, another thing
+        "c": "FooNets at scale.",  # a plural is the name
+        "d": "A Foo network.",
+    }
+
+    def relevant(topic: str, anchors: list[str]) -> list[str]:
+        decision = judge_papers(
+            topic,
+            papers,
+            weights,
+            texts.__getitem__,
+            dict.fromkeys(texts, 0.5),
+            lambda t: df.get(t, 0),
+            anchors=anchors,
+        )
+        return [h.paper_id for h in decision.relevant]
+
+    assert relevant("papers that use REINFORCE", ["reinforc"]) == ["a"]
+    assert relevant("papers on reinforcement", ["reinforc"]) == ["a", "b"]  # a word, not a name
+    assert relevant("papers that use FooNet", ["foonet"]) == ["c"]
 
 
 def test_a_title_naming_the_topic_counts_toward_relevance() -> None:

@@ -38,6 +38,7 @@ from rag.answer.conversation import (
     Turn,
     is_followup,
     names_nothing,
+    resolve_ellipsis,
     rewrite_is_faithful,
     standalone_query,
 )
@@ -54,6 +55,7 @@ from rag.answer.intent import (
     wants_comparison,
     wants_papers,
     wants_ranking,
+    wants_record,
     wants_subset,
     wants_summary,
     wants_topics,
@@ -453,7 +455,8 @@ class Answerer:
     def _events(self, request: Any, config: RunnableConfig) -> Iterator[AnswerEvent]:
         request = AnswerRequest.coerce(request)
         clock = Clock()
-        question = clean_question(request.question)
+        # "And DeFoG?" after "What is the complexity of Primphormer?" asks that of DeFoG
+        question = resolve_ellipsis(clean_question(request.question), request.history)
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
         mode = request.mode
@@ -984,6 +987,8 @@ class Answerer:
             return "no paper is close enough to the question"
         if mode != "ask":
             return None
+        if wants_record(question) and (subject_papers or followup):
+            return None  # "What venue is X from?": the record answers (rag/answer/modes/record.py)
         known = [*(p.paper_id for p in passages), *subject_papers]
         if not set(known) <= set(subject_papers):
             # Every retrieved paper's abstract, not only those the context has room for: the

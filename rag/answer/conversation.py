@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rag.text.names import query_names
+
 Turn = tuple[str, str]  # (question, answer)
 
 _REFERRING = re.compile(
@@ -98,3 +100,60 @@ def rewrite_is_faithful(
 def _as_sentence(text: str) -> str:
     text = " ".join(text.split())
     return text if not text or text[-1] in ".?!" else text + "."
+
+
+# "And DeFoG?", "What about the last author?", "How about on ImageNet?": a follow-up that says
+# only what changes. It asks the previous question again, with that part in place of the one it
+# stands for: a name for its one name, a phrase for the phrase with the same last word ("the
+# last author" for "the first author"), a phrase opened by a preposition for the one opened by
+# the same preposition ("on ImageNet" for "on FooSet").
+_ELLIPSIS = re.compile(
+    r"^\s*(?:and|(?:and\s+)?(?:what|how)\s+about|and\s+for|same\s+for)\s+(?P<rest>[^?]+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+ELLIPSIS_WORDS = 5  # at most this many words say what changes
+_PREPOSITION = re.compile(
+    r"^(?P<preposition>on|in|for|with|at|under|over|against|without|across)\s+\S", re.IGNORECASE
+)
+_DETERMINER = r"(?:(?:the|its|their|his|her|a|an)\s+)?"
+_FUNCTION_WORDS = frozenset("the its their his her a an this that these those one".split())
+
+
+def resolve_ellipsis(question: str, history: Sequence[Turn]) -> str:
+    """`question` in full when it only says what changes from the previous question ("And
+    DeFoG?" after "What is the complexity of Primphormer?" -> "What is the complexity of
+    DeFoG?"); otherwise `question` as it is."""
+    match = _ELLIPSIS.match(question)
+    if not history or match is None:
+        return question
+    rest = match.group("rest").strip()
+    if len(rest.split()) > ELLIPSIS_WORDS:
+        return question
+    previous = resolve_ellipsis(history[-1][0], history[:-1])
+    opened = _PREPOSITION.match(rest)
+    if opened:
+        # "on ImageNet" for "on FooSet": the phrase runs to the clause's end
+        preposition = re.escape(opened.group("preposition"))
+        pattern = rf"\b{preposition}\s+[^,;?]+?(?=\s*[,;?]|\s*$|\s+(?:and|or|than|while)\b)"
+        return _substituted(previous, pattern, rest, question)
+    names = [n for n in query_names(question) if n in rest]  # "Quartz" opens no sentence here
+    if names:
+        earlier = query_names(previous)
+        if len(earlier) != 1 or len(names) != 1:
+            return question  # which name it stands for is unclear
+        return _substituted(
+            previous, rf"(?<![\w-]){re.escape(earlier[0])}(?![\w-])", names[0], question
+        )
+    head = rest.split()[-1].lower()
+    if head in _FUNCTION_WORDS or len(head) < 3:
+        return question
+    pattern = rf"\b{_DETERMINER}(?:[\w-]+\s+){{0,2}}?{re.escape(head)}\b"
+    return _substituted(previous, pattern, rest, question)
+
+
+def _substituted(previous: str, pattern: str, replacement: str, question: str) -> str:
+    """`previous` with the first match of `pattern` replaced (`question` when nothing matches)."""
+    found = re.search(pattern, previous, re.IGNORECASE)
+    if found is None:
+        return question
+    return previous[: found.start()] + replacement + previous[found.end() :]

@@ -241,6 +241,22 @@ def wants_byline(question: str) -> bool:
     return bool(_BYLINE.search(question))
 
 
+# Where and how a paper appeared ("When was X published?", "Which conference is X from?", "Is X
+# an oral?"): its record answers, not its abstract.
+_RECORD = re.compile(
+    r"\b(?:when|where)\s+(?:was|is|were|are|did|does)\b[^?]*?\b(?:publish|present|appear|accept)"
+    r"|\b(?:which|what)\s+(?:venue|conference|proceedings|year)\b"
+    r"|^\s*(?:is|was|were|are)\s+(?!there\b)[^?]*\b(?:an?\s+)?(?:oral|spotlight|poster)s?\s*\??\s*$"
+    r"|\b(?:status|review\s+outcome|acceptance\s+decision)\s+of\b",
+    re.IGNORECASE,
+)
+
+
+def wants_record(question: str) -> bool:
+    """Whether the question asks where, when or how a paper appeared (not what it says)."""
+    return bool(_RECORD.search(question))
+
+
 # A second question joined to the first ("Which papers do X, and how large is Y?"): it asks
 # about each paper found, not which papers to find.
 _SECOND_QUESTION = re.compile(

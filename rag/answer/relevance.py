@@ -25,7 +25,7 @@ from rag.answer.context import TermWeights
 from rag.answer.refusal import topic_terms
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations
-from rag.text.names import query_names
+from rag.text.names import name_base, query_names
 
 # Candidates examined per topic: the papers hybrid retrieval ranks first, plus every paper whose
 # abstract uses one of the topic's anchor terms (so a count covers the whole collection), at most
@@ -283,11 +283,18 @@ def judge_papers(
         (weights.terms(short), _phrase(long), weights.terms(long))
         for short, long in defined_abbreviations(topic, any_case=True).items()
     ]
+    # A name counts where a paper writes it, not where a paper writes a word of its stem
+    # ("REINFORCE" is not "reinforcement", "Transformers" not "transformation").
+    identifiers = [n for n in query_names(topic) if name_base(n) == n]  # not "AI-generated"
+    names = [(_written(name), weights.terms(name)) for name in identifiers]
     judged = []
     written_together = False  # some paper writes all the side-by-side anchors
     for hit in hits:
         text = f"{hit.title} {paper_text(hit.paper_id)}"
         paper_terms = weights.terms(text)
+        for written, name_terms in names:
+            if name_terms & paper_terms and not written.search(text):
+                paper_terms = paper_terms - name_terms
         for short_terms, long_form, long_terms in forms:
             if (short_terms and short_terms <= paper_terms) or long_form.search(text):
                 paper_terms = paper_terms | short_terms | long_terms
@@ -308,6 +315,14 @@ def judge_papers(
         judged = [replace(j, has_core=False) for j in judged]
     unused = _unused(topic, weights, groups, document_frequency) if n_papers >= UNUSED_TELLS else ()
     return TopicDecision(terms, core, judged, unused)
+
+
+def _written(name: str) -> re.Pattern[str]:
+    """`name` as a paper writes it: whole, in any case (in capitals when it is written in
+    capitals, as "REINFORCE" is), a plural -s aside, its parts joined by a hyphen or a space."""
+    parts = [re.escape(p) for p in re.split(r"[\s-]+", name.rstrip("s") if len(name) > 3 else name)]
+    flags = 0 if name.isupper() and len(name) > 1 else re.IGNORECASE
+    return re.compile(r"(?<![\w-])" + r"[\s\u2010-\u2015-]?".join(parts) + r"s?(?![\w])", flags)
 
 
 def joined_anchors(topic: str, anchors: Sequence[str], weights: TermWeights) -> set[str]:

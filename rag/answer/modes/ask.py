@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 
 from rag.answer.citations import SUPPORTED, WEAK
 from rag.answer.context import format_passages
-from rag.answer.intent import wants_byline
-from rag.answer.modes import byline
+from rag.answer.intent import status_in, wants_byline, wants_record
+from rag.answer.modes import byline, record
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
 from rag.answer.modes.extractive import (
     about_several,
@@ -33,6 +33,13 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         subject = [h for pid in about for h in inp.hits if h.paper_id == pid][:MAX_BYLINES]
         if subject:
             yield from byline.run(inp, subject)
+            return
+    if wants_record(inp.question):
+        # "When was X published?", "Is X an oral?": the record answers it
+        about = inp.named or asked_papers(inp)
+        subject = [h for pid in about for h in inp.hits if h.paper_id == pid][:MAX_BYLINES]
+        if subject:
+            yield from record.run(inp, subject, status_in(inp.question))
             return
     raw = ""
     if tools.is_extractive:
