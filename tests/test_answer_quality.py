@@ -40,6 +40,7 @@ from rag.answer.refusal import (
     is_model_refusal,
 )
 from rag.answer.relevance import (
+    ASKER_WORDS_BAR,
     CORE_PAPERS,
     CORE_SIMILARITY,
     THRESHOLD,
@@ -967,6 +968,35 @@ def test_a_name_in_a_topic_counts_where_a_paper_writes_it_not_its_stem() -> None
     assert relevant("papers that use REINFORCE", ["reinforc"]) == ["a"]
     assert relevant("papers on reinforcement", ["reinforc"]) == ["a", "b"]  # a word, not a name
     assert relevant("papers that use FooNet", ["foonet"]) == ["c"]
+
+
+def test_a_topic_in_the_askers_words_is_judged_by_the_words_papers_near_it_use() -> None:
+    df = {"zorblax": 20, "quux": 30, "carv": 1, "space": 200}
+    weights = TermWeights(tokenize, df, 1000)
+    papers = [PaperHit(p, f"Paper {p}", [], "", "", 0.0) for p in "abc"]
+    texts = {"a": "Zorblax quux in high spaces.", "b": "Quux spaces, zorblax.", "c": "Other."}
+
+    def decide(closest: float) -> TopicDecision:
+        return judge_papers(
+            "papers on how zorblax quux carves spaces",
+            papers,
+            weights,
+            texts.__getitem__,
+            {"a": closest, "b": closest - 0.02, "c": 0.2},
+            lambda t: df.get(t, 0),
+            anchors=["zorblax"],
+            n_papers=1000,
+        )
+
+    # "carves" is the asker's word: no paper near the topic uses it. By all its words, no paper
+    # qualifies; without it, the two papers on zorblax quux spaces do, and the rule says so.
+    near = decide(ASKER_WORDS_BAR + 0.05)
+    assert near.relevant == [] and near.reworded is not None
+    assert near.reworded.askers_words == ("carv",)
+    assert [h.paper_id for h in near.reworded.relevant] == ["a", "b"]
+    assert "(not carv: no paper close to the topic uses them)" in near.reworded.rule()
+    # When even the closest paper is far from the topic, its words stand (it may be absent).
+    assert decide(ASKER_WORDS_BAR - 0.05).reworded is None
 
 
 def test_a_title_naming_the_topic_counts_toward_relevance() -> None:

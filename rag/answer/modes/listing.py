@@ -43,6 +43,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         yield from run_filtered(inp, tools)
         return
     decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
+    if not decision.relevant and decision.reworded is not None:
+        decision = decision.reworded  # the topic put in the asker's words (see ASKER_WORDS_BAR)
     relevant = decision.relevant
 
     def quote_of(hit: PaperHit, sentences: list[str]) -> str:
