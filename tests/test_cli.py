@@ -92,6 +92,24 @@ def test_malformed_lines_are_skipped_with_line_numbers(tmp_path: Path) -> None:
     _no_traceback(strict)
 
 
+def test_a_venue_given_at_ingest_names_where_papers_appeared(tmp_path: Path) -> None:
+    records = [
+        {"id": "abc", "title": "FooNet: Fast Things", "abstract": "We study things. They matter."},
+        {"id": "def", "title": "BarNet: Slow Things", "abstract": "We study x.", "venue": "Q 2029"},
+    ]
+    path = tmp_path / "papers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = run_cli("ingest", str(path), "--venue", "BarConf  2030")
+    assert result.returncode == 0, result.stderr
+    for name, venue in (("FooNet", "BarConf 2030"), ("BarNet", "Q 2029")):  # a record's own stays
+        answer = run_cli("ask", f"When was {name} published?", "--llm", "extractive", "--json")
+        assert answer.returncode == 0, answer.stderr
+        assert f"paper at {venue}" in json.loads(answer.stdout)["answer"]
+    too_long = run_cli("ingest", str(path), "--venue", "x" * 201)
+    assert too_long.returncode == 2 and "--venue is too long" in too_long.stderr
+    _no_traceback(too_long)
+
+
 def test_chroma_server_backend(chroma_server: str, isolated_home: Path) -> None:
     env = {"PAPERTALK_CHROMA_URL": chroma_server}
     result = run_cli("ingest", env=env)

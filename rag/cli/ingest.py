@@ -13,6 +13,8 @@ from rag.ingest.pipeline import run_ingest
 from rag.settings import Settings
 from rag.store.chroma import PaperStore, StoreLayout, describe_location
 
+MAX_VENUE_CHARS = 200
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ingest = sub.add_parser("ingest", parents=[common], help="add papers to the store")
@@ -22,6 +24,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="PATH",
         help="JSONL, JSON, CSV or text paper lists (default: bundled corpus)",
+    )
+    ingest.add_argument(
+        "--venue",
+        default="",
+        metavar="TEXT",
+        help="venue of the papers whose records name none, e.g. 'ICML 2025' (BibTeX booktitle, "
+        "'When was X published?')",
     )
     ingest.add_argument("--prune", action="store_true", help="remove papers not in the inputs")
     ingest.add_argument("--strict", action="store_true", help="fail on the first bad record")
@@ -39,6 +48,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.if_empty and _store_has_papers(settings):
         print(f"store already has papers at {_location(settings)}: nothing to do")
         return 0
+    if len(args.venue) > MAX_VENUE_CHARS:
+        raise PaperTalkError(f"--venue is too long: at most {MAX_VENUE_CHARS} characters")
     for path in args.paths:
         if not path.exists():
             raise PaperTalkError(f"file not found: {path}")
@@ -48,6 +59,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         prune=args.prune,
         strict=args.strict,
         progress=False if args.no_progress else (True if sys.stderr.isatty() else "lines"),
+        venue=args.venue,
     )
     for warning in report.warnings[:5]:
         print(f"warning: {warning}", file=sys.stderr)

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -310,13 +310,18 @@ def run_ingest(
     progress: Progress = True,
     embedder: Embedder | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    venue: str = "",
 ) -> IngestReport:
-    """Load `paths` (the bundled corpus when empty) and ingest them into the configured store."""
+    """Load `paths` (the bundled corpus when empty) and ingest them into the configured store.
+    `venue` is the venue of the papers whose records name none ("ICML 2025")."""
 
     loaded = load_many(list(paths) or [settings.corpus], strict=strict)
     if not loaded.papers:
         reasons = "; ".join(str(p) for p in loaded.skipped[:3])
         raise PaperTalkError(f"no usable papers in the input{': ' + reasons if reasons else ''}")
+    venue = " ".join(venue.split())
+    if venue:
+        loaded.papers = [p if p.venue else replace(p, venue=venue) for p in loaded.papers]
 
     layout = StoreLayout.for_settings(settings)
     # The lock comes first: a second ingest must not even open the store another one writes.
