@@ -17,6 +17,7 @@ from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import (
     bare_topic,
     open_request,
+    others_topic,
     referenced_positions,
     topic_of,
     wants_byline,
@@ -366,6 +367,28 @@ def test_a_topic_word_no_paper_uses_refuses_the_list() -> None:
 # Compare and summarize -----------------------------------------------------------------------
 def _markers(text: str) -> set[int]:
     return {int(n) for n in re.findall(r"\[(\d+)\]", text)}
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("Compare FooNet and other graph transformers", "graph transformers"),
+        ("How does FooNet differ from prior work on graph coloring?", "graph coloring"),
+        ("How does FooNet compare to existing KV cache methods?", "KV cache methods"),
+        ("FooNet vs. other samplers", "samplers"),
+        ("Compare FooNet and BarNet", ""),  # named papers, no topic
+        ("What do other graph transformers do?", ""),  # no comparison
+    ],
+)
+def test_a_comparison_against_the_papers_on_a_topic(question: str, topic: str) -> None:
+    assert others_topic(question) == topic
+
+
+def test_a_paper_is_compared_with_the_papers_most_about_a_topic(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("How does D-Fusion differ from other work on preference optimization?")
+    assert answer.mode == "compare" and not answer.refused
+    cited = answer.cited_paper_ids
+    assert cited[0] == DFUSION_ID and DREAMDPO_ID in cited and 2 <= len(cited) <= MAX_COMPARED
 
 
 def test_compare_prose_is_checked_and_limited_to_the_named_papers(answerer) -> None:  # type: ignore[no-untyped-def]

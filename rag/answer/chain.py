@@ -47,6 +47,7 @@ from rag.answer.intent import (
     author_role_asked,
     bare_topic,
     open_request,
+    others_topic,
     referenced_positions,
     refers_to_them,
     similar_asked,
@@ -500,6 +501,11 @@ class Answerer:
             picked = picked[:MAX_COMPARED]  # the first ones, when more were listed
             base = request.filters or SearchFilters()
             request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
+        elif mode == "ask" and (against := self._against_others(question, config)):
+            # "Compare X and other graph transformers": X and the papers most about the topic
+            mode, picked = "compare", against
+            base = request.filters or SearchFilters()
+            request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
         elif mode == "ask" and wants_comparison(question) and self._compared(question):
             mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
         elif mode == "ask" and wants_summary(question):
@@ -906,6 +912,19 @@ class Answerer:
         if not positions and refers_to_them(question):
             return earlier
         return []
+
+    def _against_others(self, question: str, config: RunnableConfig) -> list[str]:
+        """The paper a comparison names and the papers it is set against, when it sets it
+        against the papers on a topic ("Compare X with other graph transformers"): those the
+        per-paper decision finds most about the topic (at most MAX_COMPARED papers in all)."""
+        topic = others_topic(question)
+        named = self._subject_papers(question) if topic else []
+        if len(named) != 1:
+            return []
+        hits = self._search(topic, CANDIDATES, None, config)
+        decision = self.judge_papers(topic, hits, config)
+        others = [h.paper_id for h in decision.relevant if h.paper_id != named[0]]
+        return [named[0], *others[: MAX_COMPARED - 1]] if others else []
 
     def _compared(self, text: str) -> bool:
         """Whether `text` names two or more papers, and not only things one paper talks about

@@ -77,6 +77,25 @@ def wants_comparison(question: str) -> bool:
     return bool(_COMPARISON.search(question))
 
 
+# "Compare X with other graph transformers", "How does X differ from prior work on Y?": X against
+# the papers on a topic (the topic is what follows "other", "prior", "existing" ...).
+_OTHERS = re.compile(
+    r"\b(?:and|with|to|from|against|versus|vs\.?|than)\s+(?:the\s+|all\s+)?"
+    r"(?:other|others|prior|previous|earlier|existing|related)\s+(?:work\s+on\s+|papers?\s+on\s+)?"
+    r"(?P<topic>[^?.,;]+)",
+    re.IGNORECASE,
+)
+
+
+def others_topic(question: str) -> str:
+    """The topic whose papers a comparison sets a paper against ("Compare X and other graph
+    transformers" -> "graph transformers"; "" when it sets it against named papers)."""
+    if not wants_comparison(question):
+        return ""
+    found = _OTHERS.search(question)
+    return found.group("topic").strip() if found else ""
+
+
 # Papers of the previous answer referred to by position: "the first two", "the first and the
 # third", "papers 1 and 3", "[2] and [4]", "the last two".
 _POSITIONS = {
