@@ -94,7 +94,10 @@ def test_a_status_alone_lists_every_paper_with_it_and_narrows_a_follow_up(
     spotlights = sorted(p for p, meta in papers.items() if meta["status"] == "spotlight")
     answer = answerer.answer("How many spotlights are there?")
     assert answer.mode == "list" and not answer.refused
-    assert answer.answer.startswith(f"{len(spotlights)} spotlight papers of the collection")
+    share = f"{len(spotlights) / len(papers):.1%} of its {len(papers)}"
+    assert answer.answer.startswith(
+        f"{len(spotlights)} spotlight papers of the collection ({share}), by title:"
+    )
     assert sorted(answer.cited_paper_ids) == spotlights
     listed = answerer.answer("How many papers use direct preference optimization?")
     history = [("How many papers use direct preference optimization?", listed.answer)]
@@ -246,6 +249,8 @@ def test_clustering_is_deterministic_and_finds_planted_topics() -> None:
         ("What is the most common topic?", True),
         ("What is the topic of FooNet?", False),
         ("Which area does BarNet work in?", False),
+        ("Which topic has the most orals?", True),
+        ("Which topic has the most orals on diffusion?", False),  # orals on a topic: a count
     ],
 )
 def test_questions_about_the_collections_topics(question: str, topics: bool) -> None:
@@ -281,6 +286,10 @@ def test_the_main_topics_come_from_the_topic_map_largest_first(
     )
     assert answer.cited_paper_ids == [CAKE_ID, small[0]]  # each topic's central paper
     assert all(s.support == "supported" for s in answer.sentences)
+    # Ranked by a status: the small topic has more posters than the large one.
+    posters = answerer.answer("Which topic has the most posters?")
+    assert posters.mode == "topics" and "the 2 with the most poster papers" in posters.answer
+    assert posters.cited_paper_ids == [small[0], CAKE_ID]
     # Too few papers to cluster: one topic, and the answer says so.
     monkeypatch.setattr(answerer, "topic_map", lambda: topic_map(tmp_path, answerer.searcher))
     few = answerer.answer("Which topics have the most papers?")

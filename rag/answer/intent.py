@@ -204,7 +204,7 @@ _TOPICS = re.compile(
 _COLLECTION_WORDS = frozenset(
     "the a an at of in on across among this that these there is are was were do does did "
     "conference collection accepted papers paper cover covers covered have has had most many "
-    "largest biggest main major year".split()
+    "largest biggest main major year oral orals spotlight spotlights poster posters".split()
 )
 
 

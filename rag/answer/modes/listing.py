@@ -105,7 +105,11 @@ def run_filtered(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         return
     noun = "paper" if len(hits) == 1 else "papers"
     where = "papers discussed" if discussed else "collection"
-    header = f"{len(hits):,} {kind + ' ' if kind else ''}{noun} of the {where}, by title:"
+    share = ""
+    if kind and not discussed:  # "How many orals are there?": and what share of all papers
+        total = len(tools.papers_by(None))
+        share = f" ({len(hits) / total:.1%} of its {total:,})" if total else ""
+    header = f"{len(hits):,} {kind + ' ' if kind else ''}{noun} of the {where}{share}, by title:"
     yield from list_papers(inp, tools, hits, header, approach)
 
 
