@@ -14,6 +14,7 @@ import pytest
 from rag.answer.chain import Answerer
 from rag.answer.intent import (
     asks_largest_teams,
+    both_topics,
     ranked_topic,
     similar_asked,
     summary_topic,
@@ -134,6 +135,41 @@ def test_who_has_the_most_papers_at_the_conference(full: Answerer) -> None:
     topical = re.findall(r"^- (.+?): (\d+) papers?: ", on_topic.answer, flags=re.M)
     assert topical and all(int(n) <= expected[fold(name)] for name, n in topical)
     assert int(topical[0][1]) < int(count)
+
+
+@pytest.mark.parametrize(
+    ("question", "topics"),
+    [
+        (
+            "Which authors work on both diffusion and graph coloring?",
+            ("diffusion", "graph coloring"),
+        ),
+        ("Who has papers on both FooNets and BarNets?", ("FooNets", "BarNets")),
+        ("Who works on diffusion?", None),
+        ("Which papers use both FooNet and BarNet?", None),  # papers, not people
+    ],
+)
+def test_asking_who_works_on_two_topics(question: str, topics: tuple[str, str] | None) -> None:
+    assert both_topics(question) == topics
+    assert wants_ranking(question) is (topics is not None)
+
+
+@pytest.mark.slow
+def test_the_authors_on_both_of_two_topics_wrote_papers_on_each(full: Answerer) -> None:
+    answer = full.answer("Which authors work on both diffusion and reinforcement learning?")
+    assert answer.mode == "ranked" and not answer.refused
+    papers = full.searcher.lexical.table.papers
+    by_ref = {c.n: c.paper_id for c in answer.citations}
+    lines = [line for line in answer.answer.splitlines() if line.startswith("- ")]
+    assert lines
+    pattern = r"- (.+?): on diffusion: (.+) \| on reinforcement learning: (.+)"
+    for line in lines:
+        name, diffusion, rl = re.fullmatch(pattern, line).groups()  # type: ignore[union-attr]
+        for part, word in ((diffusion, "diffusion"), (rl, "reinforcement")):
+            refs = [by_ref[int(r)] for r in re.findall(r"\[(\d+)\]", part)]
+            assert refs and all(fold(name) in {fold(a) for a in papers[p]["authors"]} for p in refs)
+            texts = [" ".join(full.abstract_sentences(p)) + papers[p]["title"] for p in refs]
+            assert all(word in text.lower() for text in texts), (name, word)
 
 
 @pytest.mark.slow

@@ -409,11 +409,30 @@ _RANKED_TOPIC = re.compile(
 )
 
 
+# "Which authors work on both X and Y?", "Who has papers on both X and Y?": the people behind
+# papers on each of two topics.
+_BOTH = re.compile(
+    r"\b(?:who|which\s+(?:authors?|researchers?|people|persons?|scientists?))\b[^?.!]*?"
+    r"\b(?:on|in|about|with)\s+both\s+(?P<first>[^?.!]+?)\s+and\s+(?P<second>[^?.!]+)",
+    re.IGNORECASE,
+)
+
+
+def both_topics(question: str) -> tuple[str, str] | None:
+    """The two topics a question asks who works on both of ("... on both X and Y" -> X, Y)."""
+    found = _BOTH.search(without_venues(question))
+    if not found:
+        return None
+    return found.group("first").strip(), found.group("second").strip()
+
+
 def wants_ranking(question: str) -> bool:
-    """Whether the question ranks authors by their papers or papers by their authors."""
+    """Whether the question ranks authors by their papers or papers by their authors, or asks
+    who has papers on both of two topics."""
     if _ACCLAIMED.search(question):
         return False
-    return bool(_MOST_PAPERS.search(question) or _MOST_AUTHORS.search(question))
+    found = _MOST_PAPERS.search(question) or _MOST_AUTHORS.search(question)
+    return bool(found) or both_topics(question) is not None
 
 
 def asks_largest_teams(question: str) -> bool:

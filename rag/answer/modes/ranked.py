@@ -1,6 +1,7 @@
 """Ranked mode: who and what stand out in the collection's metadata, counted from the papers'
 author lists (no abstract says it): the authors with the most papers (among the papers on a topic,
-when the question names one) and the papers with the most authors, each paper cited to its card."""
+when the question names one), the authors with papers on each of two topics, and the papers with
+the most authors, each paper cited to its card."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator, Sequence
 
 from rag.answer.bibtex import author_names, short_authors
 from rag.answer.citations import SUPPORTED, citation_for
-from rag.answer.intent import asks_largest_teams, ranked_topic, without_status
+from rag.answer.intent import asks_largest_teams, both_topics, ranked_topic, without_status
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.listing import describe
 from rag.answer.modes.quotes import short_title
@@ -25,6 +26,10 @@ MAX_TEAMS = 5
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
+    both = both_topics(inp.question)
+    if both is not None:
+        yield from _on_both(inp, tools, *both)
+        return
     filters = inp.filters if inp.filters is not None and inp.filters.active else None
     kind = f"{describe(filters)} " if filters else ""
     topic = without_status(ranked_topic(inp.question)).strip()
@@ -95,6 +100,67 @@ def _most_papers(inp: ModeInput, papers: Sequence[PaperHit], among: str) -> Iter
         )
     if tied:
         lines.append(f"({tied} more authors also have {last} paper{'s' if last != 1 else ''}.)")
+    yield from _finish(inp, lines)
+
+
+def _by_author(papers: Sequence[PaperHit]) -> tuple[dict[str, list[PaperHit]], dict[str, str]]:
+    """Each author's papers (by folded name) and the name as most often written."""
+    theirs: dict[str, list[PaperHit]] = {}
+    written: dict[str, Counter[str]] = {}
+    for paper in papers:
+        for name in dict.fromkeys(author_names(paper.authors)):
+            key = fold(name)
+            if key:
+                theirs.setdefault(key, []).append(paper)
+                written.setdefault(key, Counter())[name] += 1
+    return theirs, {k: c.most_common(1)[0][0] for k, c in written.items()}
+
+
+def _on_both(inp: ModeInput, tools: ModeTools, first: str, second: str) -> Iterator[AnswerEvent]:
+    """The authors with papers on `first` and on `second` (each decided paper by paper), most
+    papers first."""
+    found = []
+    for topic in (first, second):
+        decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
+        if not decision.relevant:
+            yield inp.refuse(f"no paper is about {topic} ({decision.rule()})")
+            return
+        found.append((topic, decision.relevant))
+    (_, on_first), (_, on_second) = found
+    first_by, names = _by_author(on_first)
+    second_by, more_names = _by_author(on_second)
+    shared = sorted(
+        set(first_by) & set(second_by),
+        key=lambda k: (-len({p.paper_id for p in first_by[k] + second_by[k]}), k),
+    )
+    if not shared:
+        yield inp.refuse(
+            f"no author of the {len(on_first)} papers on {first} is an author of the "
+            f"{len(on_second)} papers on {second}"
+        )
+        return
+    lines = [
+        f"{len(shared)} author{'s' if len(shared) != 1 else ''} of the {len(on_first)} papers on "
+        f"{first} also wrote some of the {len(on_second)} papers on {second} (names as written; "
+        "one may stand for more than one person):"
+    ]
+    refs: dict[str, int] = {}
+    for key in shared[:MAX_AUTHORS]:
+        name = names.get(key) or more_names[key]
+        parts = []
+        for topic, theirs in ((first, first_by[key]), (second, second_by[key])):
+            cited = [f"{short_title(p.title)} [{_cite(inp, p, refs)}]" for p in theirs[:2]]
+            more = f" and {len(theirs) - 2} more" if len(theirs) > 2 else ""
+            parts.append(f"on {topic}: {'; '.join(cited)}{more}")
+        lines.append(f"- {name}: {' | '.join(parts)}")
+        cited_refs = [refs[p.paper_id] for p in (first_by[key][:2] + second_by[key][:2])]
+        inp.result.sentences.append(
+            AnswerSentence(
+                f"{name} wrote papers on {first} and on {second}.", cited_refs, SUPPORTED
+            )
+        )
+    if len(shared) > MAX_AUTHORS:
+        lines.append(f"({len(shared) - MAX_AUTHORS} more authors.)")
     yield from _finish(inp, lines)
 
 
