@@ -203,6 +203,10 @@ def test_jsonl_fields_are_normalised(tmp_path: Path) -> None:
     [
         ("We propose ***F**oo **N**et* (FN).", "We propose Foo Net (FN)."),
         ("A *very* good and **bold** idea.", "A very good and bold idea."),
+        # around numbers, parentheses, quotations, after math and before dashes
+        ("Up **66.8%** and **+1.7%** faster.", "Up 66.8% and +1.7% faster."),
+        ('A **(FN)** fix, the **"big"** one, safe*—here.', 'A (FN) fix, the "big" one, safe—here.'),
+        ("We scale $\\mu$**Foo** up.", "We scale $\\mu$Foo up."),
         (
             "Its optimum $x^*$ and $a * b$ and $Q^{*}$ stay.",
             "Its optimum $x^*$ and $a * b$ and $Q^{*}$ stay.",

@@ -700,6 +700,18 @@ def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:
     ]
 
 
+def test_an_amount_the_named_paper_states_in_other_words_is_stated() -> None:
+    def near(words: Any, text: str) -> set[str]:  # "faster" is said as "speed-ups"
+        return {w for w in words if w == "faster" and "speed-ups" in text}
+
+    question = "How much faster is FooNet?"
+    stated = "FooNet gives 68.7% speed-ups over BarNet."
+    assert _verdict(question, stated, near=near).answerable
+    assert not _verdict(question, stated).answerable  # no word for it: not stated
+    unstated = _verdict(question, "FooNet gives large speed-ups over BarNet.", near=near)
+    assert not unstated.answerable and unstated.reason == "no passage states the asked-for amount"
+
+
 def test_a_name_the_abstract_writes_with_math_is_mentioned() -> None:
     abstract = "We compare FooNet with $\\mu$BarNet and $K^2$Quartz on retrieval."
     for question in ("Is FooNet faster than muBarNet?", "Is FooNet faster than μBarNet?"):

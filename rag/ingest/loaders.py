@@ -530,8 +530,10 @@ def _clean(text: str) -> str:
 # and stay.
 _EMPHASIS = re.compile(
     r"(?<=[A-Za-z])\*{1,3}(?=[A-Za-z])"  # inside a word
-    r"|(?:(?<=^)|(?<=[\s(\[\"'/-]))\*{1,3}(?=[A-Za-z0-9])"  # opening a word
-    r"|(?<=[A-Za-z0-9.)?!])\*{1,3}(?=$|[\s).,;:!?\"'/-])"  # closing one
+    # opening a word, a number, a parenthesis or a quotation ("**(H-LoRA)", ",**Cognac")
+    r"|(?:(?<=^)|(?<=[\s(\[\"'“‘/,$—–-]))\*{1,3}(?=[A-Za-z0-9(\"'“‘$\\+])"
+    # closing one, after a letter, digit, percent sign, punctuation or math ("26.9%**", "$**")
+    r"|(?<=[A-Za-z0-9.)?!%:;,\"'”’$}\]])\*{1,3}(?=$|[\s).,;:!?\"'”’/—–-])"
 )
 
 
