@@ -335,6 +335,36 @@ def test_an_ellipsis_asks_the_previous_question_again(
     assert resolve_ellipsis(question, []) == question
 
 
+@pytest.mark.parametrize(
+    ("question", "leans"),
+    [
+        ("Which GPU was used to measure the latency?", True),  # "the latency" was just said
+        ("How large are these speed-ups?", True),  # said in the answer
+        ("Which GPU was used to measure the throughput?", False),  # not said
+        ("What is the state of the art?", False),
+    ],
+)
+def test_a_definite_description_of_what_was_just_said_leans_on_the_last_turn(
+    question: str, leans: bool
+) -> None:
+    from rag.answer.conversation import speaks_of_last_turn
+
+    history = [("What limits FooNet's inference latency?", "Its layers give 60% speed-ups [1].")]
+    assert speaks_of_last_turn(question, history) is leans
+    assert not speaks_of_last_turn(question, [])
+
+
+def test_a_question_about_what_was_just_said_stays_with_its_paper(searcher) -> None:  # type: ignore[no-untyped-def]
+    answerer = make(searcher)
+    first = answerer.answer("How much does Cake cut time to first token?")
+    answer = answerer.answer(
+        "Which datasets show the reduction?",  # names nothing; "the reduction" was just said
+        history=[(first.question, first.answer)],
+        history_papers=[CAKE_ID],
+    )
+    assert answer.refused or answer.cited_paper_ids == [CAKE_ID]
+
+
 def test_an_ellipsis_after_an_ellipsis_keeps_the_first_question() -> None:
     from rag.answer.conversation import resolve_ellipsis
 

@@ -40,6 +40,7 @@ from rag.answer.conversation import (
     names_nothing,
     resolve_ellipsis,
     rewrite_is_faithful,
+    speaks_of_last_turn,
     standalone_query,
 )
 from rag.answer.intent import (
@@ -178,6 +179,7 @@ class _Retrieval:
     history: tuple[Turn, ...] = ()
     history_papers: tuple[str, ...] = ()
     filters: SearchFilters | None = None
+    followup: bool = False  # it leans on the last turn
 
 
 @dataclass
@@ -537,7 +539,17 @@ class Answerer:
             request = replace(request, filters=replace(base, status=status_in(question)))
         request = replace(request, mode=mode)
         result = Answer(question, "", mode, self.llm_label, False, extractive=self.is_extractive)
-        query = self._retrieval_query(question, request.history, config)
+        # A question leans on the last turn when it reads as a follow-up; an ask-mode one also
+        # when it speaks of something just said with a definite article ("the latency").
+        followup = bool(request.history) and (
+            is_followup(question)
+            or (
+                mode == "ask"
+                and speaks_of_last_turn(question, request.history)
+                and not self._subject_papers(question)
+            )
+        )
+        query = self._retrieval_query(question, request.history, config, followup)
         result.query = query
         hits: list[PaperHit] = self._retrieve_step.invoke(
             _Retrieval(
@@ -547,6 +559,7 @@ class Answerer:
                 request.history,
                 request.history_papers,
                 request.filters,
+                followup,
             ),
             config,
         )
@@ -572,7 +585,6 @@ class Answerer:
             compared=len(named) >= 2 and self._compared(question),
             picked=bool(picked),
         )
-        followup = bool(request.history) and is_followup(question)
         reason = None
         if (
             request.mode in ("ask", "summarize", "compare")
@@ -614,11 +626,11 @@ class Answerer:
             yield event
 
     def _retrieval_query(
-        self, question: str, history: Sequence[Turn], config: RunnableConfig
+        self, question: str, history: Sequence[Turn], config: RunnableConfig, followup: bool
     ) -> str:
-        query = standalone_query(question, history)
+        query = standalone_query(question, history, followup=followup)
         query = without_venues(query) or query  # "ICML 2025" names the collection, not a topic
-        if history and is_followup(question) and not self.is_extractive and self._settings.condense:
+        if history and followup and not self.is_extractive and self._settings.condense:
             condensed = self._condense(question, history, config)
             if condensed and condensed.lower() != question.lower():
                 query = f"{condensed} {query}"
@@ -665,7 +677,7 @@ class Answerer:
             if len(named) >= 2:
                 only = SearchFilters(paper_ids=frozenset(named))
                 return self._search(step.query, len(named), only, config)
-        if step.history and is_followup(step.question):
+        if step.history and step.followup:
             last = step.history[-1:]
             remembered = list(step.history_papers) or self.previous_papers(last)
             asked_about = set(self._subject_papers(step.question))

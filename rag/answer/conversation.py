@@ -58,16 +58,39 @@ def _names_something(words: Sequence[str]) -> bool:
     return False
 
 
-def standalone_query(question: str, history: Sequence[Turn], *, max_turns: int = 3) -> str:
+# "the latency", "these speed-ups": a definite description of something said before.
+_DEFINITE = re.compile(r"\b(?:the|this|that|these|those)\s+((?:[A-Za-z][\w-]*\s*){1,3})", re.I)
+_LAST_TURN_WORDS = 4  # content words shorter than this say too little to refer back
+
+
+def speaks_of_last_turn(question: str, history: Sequence[Turn]) -> bool:
+    """Whether `question` speaks, with a definite article, of something the last question or
+    answer spoke of ("Which GPU measured the latency?" after a question about a paper's
+    latency): when it names no paper, it leans on that turn."""
+    if not history:
+        return False
+    last, answer = history[-1]
+    said = {w.rstrip("s") for w in _WORD.findall(f"{last} {answer}".lower())}
+    for match in _DEFINITE.finditer(question):
+        words = [w.rstrip("s") for w in _WORD.findall(match.group(1).lower())]
+        if any(len(w) >= _LAST_TURN_WORDS and w in said for w in words):
+            return True
+    return False
+
+
+def standalone_query(
+    question: str, history: Sequence[Turn], *, max_turns: int = 3, followup: bool | None = None
+) -> str:
     """The question, prefixed by the earlier questions it leans on when it reads as a follow-up:
     the previous question and, while those are follow-ups too, the ones before it (at most
     `max_turns`), so "What is Cake?" → "How does it work?" → "What does it improve?" still
-    searches for Cake.
+    searches for Cake. `followup` says whether it reads as one (`is_followup` when not given).
 
     Deterministic and model-free, so a weak LLM can never break retrieval of follow-ups.
     """
     question = " ".join(question.split())
-    if not history or not is_followup(question):
+    leans = is_followup(question) if followup is None else followup
+    if not history or not leans:
         return question
     chain: list[str] = []
     for earlier, _ in reversed(history[-max_turns:]):
