@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from rag.answer.citations import SUPPORTED, citation_for
 from rag.answer.modes.base import ModeInput
+from rag.answer.modes.byline import answer_from_metadata
 from rag.answer.safety import safe_title
-from rag.records import AnswerEvent, AnswerSentence, PaperHit
+from rag.records import AnswerEvent, PaperHit
 
 
 def _article(word: str) -> str:
@@ -37,23 +37,15 @@ def run(
     inp: ModeInput, papers: Sequence[PaperHit], asked_status: str | None = None
 ) -> Iterator[AnswerEvent]:
     """The record of each of `papers` (those the question is about), one cited sentence each."""
-    result = inp.result
-    lines = []
-    for paper in papers:
-        sentence = record_sentence(paper, asked_status)
-        if not sentence:
-            continue
-        ref = len(result.citations) + 1
+
+    def source(paper: PaperHit) -> str:
         fields = [paper.venue, paper.status, paper.pmlr_url]
-        source = f"Record: {', '.join(f for f in fields if f)}"
-        result.citations.append(citation_for(ref, paper, source, supporting=[source]))
-        result.sentences.append(AnswerSentence(sentence, [ref], SUPPORTED))
-        lines.append(f"{sentence} [{ref}]")
-    if not lines:
-        titles = ", ".join(f"“{safe_title(p.title)}”" for p in papers)
-        yield inp.refuse(f"the collection records no venue, date or review outcome for {titles}")
-        return
-    result.answer = "\n".join(lines)
-    inp.clock.mark("first_token")
-    yield AnswerEvent("token", text=result.answer)
-    yield inp.final()
+        return f"Record: {', '.join(f for f in fields if f)}"
+
+    yield from answer_from_metadata(
+        inp,
+        papers,
+        lambda paper: record_sentence(paper, asked_status),
+        source,
+        "the collection records no venue, date or review outcome for",
+    )
