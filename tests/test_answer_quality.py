@@ -372,12 +372,12 @@ def _markers(text: str) -> set[int]:
 @pytest.mark.parametrize(
     ("question", "topic"),
     [
-        ("Compare FooNet and other graph transformers", "graph transformers"),
+        ("Compare FooNet and other BarNets", "BarNets"),
         ("How does FooNet differ from prior work on graph coloring?", "graph coloring"),
         ("How does FooNet compare to existing KV cache methods?", "KV cache methods"),
         ("FooNet vs. other samplers", "samplers"),
         ("Compare FooNet and BarNet", ""),  # named papers, no topic
-        ("What do other graph transformers do?", ""),  # no comparison
+        ("What do other BarNets do?", ""),  # no comparison
     ],
 )
 def test_a_comparison_against_the_papers_on_a_topic(question: str, topic: str) -> None:
@@ -966,12 +966,12 @@ def test_a_topic_whose_two_words_no_paper_writes_together_is_not_listed() -> Non
 
 
 def test_a_name_in_a_topic_counts_where_a_paper_writes_it_not_its_stem() -> None:
-    df = {"reinforc": 300, "foonet": 2}
+    df = {"quartz": 300, "foonet": 2}
     weights = TermWeights(tokenize, df, 1000)
     papers = [PaperHit(p, f"Paper {p}", [], "", "", 0.0) for p in "abcd"]
     texts = {
-        "a": "We estimate gradients with REINFORCE.",
-        "b": "We study reinforcement learning.",  # the same stem, another thing
+        "a": "We estimate gradients with QUARTZING.",
+        "b": "We study quartz crystals.",  # the same stem, another thing
         "c": "FooNets at scale.",  # a plural is the name
         "d": "A Foo network.",
     }
@@ -988,20 +988,20 @@ def test_a_name_in_a_topic_counts_where_a_paper_writes_it_not_its_stem() -> None
         )
         return [h.paper_id for h in decision.relevant]
 
-    assert relevant("papers that use REINFORCE", ["reinforc"]) == ["a"]
-    assert relevant("papers on reinforcement", ["reinforc"]) == ["a", "b"]  # a word, not a name
+    assert relevant("papers that use QUARTZING", ["quartz"]) == ["a"]
+    assert relevant("papers on quartz", ["quartz"]) == ["a", "b"]  # a word, not a name
     assert relevant("papers that use FooNet", ["foonet"]) == ["c"]
 
 
 def test_a_topic_in_the_askers_words_is_judged_by_the_words_papers_near_it_use() -> None:
-    df = {"zorblax": 20, "quux": 30, "carv": 1, "space": 200}
+    df = {"zorblax": 20, "quux": 30, "slice": 1, "space": 200}
     weights = TermWeights(tokenize, df, 1000)
     papers = [PaperHit(p, f"Paper {p}", [], "", "", 0.0) for p in "abc"]
     texts = {"a": "Zorblax quux in high spaces.", "b": "Quux spaces, zorblax.", "c": "Other."}
 
     def decide(closest: float) -> TopicDecision:
         return judge_papers(
-            "papers on how zorblax quux carves spaces",
+            "papers on how zorblax quux slices spaces",
             papers,
             weights,
             texts.__getitem__,
@@ -1011,13 +1011,13 @@ def test_a_topic_in_the_askers_words_is_judged_by_the_words_papers_near_it_use()
             n_papers=1000,
         )
 
-    # "carves" is the asker's word: no paper near the topic uses it. By all its words, no paper
+    # "slices" is the asker's word: no paper near the topic uses it. By all its words, no paper
     # qualifies; without it, the two papers on zorblax quux spaces do, and the rule says so.
     near = decide(ASKER_WORDS_BAR + 0.05)
     assert near.relevant == [] and near.reworded is not None
-    assert near.reworded.askers_words == ("carv",)
+    assert near.reworded.askers_words == ("slice",)
     assert [h.paper_id for h in near.reworded.relevant] == ["a", "b"]
-    assert "(not carv: no paper close to the topic uses them)" in near.reworded.rule()
+    assert "(not slice: no paper close to the topic uses them)" in near.reworded.rule()
     # When even the closest paper is far from the topic, its words stand (it may be absent).
     assert decide(ASKER_WORDS_BAR - 0.05).reworded is None
 

@@ -458,7 +458,7 @@ class Answerer:
     def _events(self, request: Any, config: RunnableConfig) -> Iterator[AnswerEvent]:
         request = AnswerRequest.coerce(request)
         clock = Clock()
-        # "And DeFoG?" after "What is the complexity of Primphormer?" asks that of DeFoG
+        # "And BarNet?" after "What is the speed of FooNet?" asks that of BarNet
         question = resolve_ellipsis(clean_question(request.question), request.history)
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
@@ -504,7 +504,7 @@ class Answerer:
             base = request.filters or SearchFilters()
             request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
         elif mode == "ask" and (against := self._against_others(question, config)):
-            # "Compare X and other graph transformers": X and the papers most about the topic
+            # "Compare X and other BarNets": X and the papers most about the topic
             mode, picked = "compare", against
             base = request.filters or SearchFilters()
             request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
@@ -927,7 +927,7 @@ class Answerer:
 
     def _against_others(self, question: str, config: RunnableConfig) -> list[str]:
         """The paper a comparison names and the papers it is set against, when it sets it
-        against the papers on a topic ("Compare X with other graph transformers"): those the
+        against the papers on a topic ("Compare X with other BarNets"): those the
         per-paper decision finds most about the topic (at most MAX_COMPARED papers in all)."""
         topic = others_topic(question)
         named = self._subject_papers(question) if topic else []

@@ -125,7 +125,7 @@ def _as_sentence(text: str) -> str:
     return text if not text or text[-1] in ".?!" else text + "."
 
 
-# "And DeFoG?", "What about the last author?", "How about on ImageNet?": a follow-up that says
+# "And BarNet?", "What about the last author?", "How about on ImageNet?": a follow-up that says
 # only what changes. It asks the previous question again, with that part in place of the one it
 # stands for: a name for its one name, a phrase for the phrase with the same last word ("the
 # last author" for "the first author"), a phrase opened by a preposition for the one opened by
@@ -144,8 +144,8 @@ _FUNCTION_WORDS = frozenset("the its their his her a an this that these those on
 
 def resolve_ellipsis(question: str, history: Sequence[Turn]) -> str:
     """`question` in full when it only says what changes from the previous question ("And
-    DeFoG?" after "What is the complexity of Primphormer?" -> "What is the complexity of
-    DeFoG?"); otherwise `question` as it is."""
+    BarNet?" after "What is the speed of FooNet?" -> "What is the speed of BarNet?");
+    otherwise `question` as it is."""
     match = _ELLIPSIS.match(question)
     if not history or match is None:
         return question

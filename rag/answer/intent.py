@@ -77,7 +77,7 @@ def wants_comparison(question: str) -> bool:
     return bool(_COMPARISON.search(question))
 
 
-# "Compare X with other graph transformers", "How does X differ from prior work on Y?": X against
+# "Compare X with other BarNets", "How does X differ from prior work on Y?": X against
 # the papers on a topic (the topic is what follows "other", "prior", "existing" ...).
 _OTHERS = re.compile(
     r"\b(?:and|with|to|from|against|versus|vs\.?|than)\s+(?:the\s+|all\s+)?"
@@ -88,8 +88,8 @@ _OTHERS = re.compile(
 
 
 def others_topic(question: str) -> str:
-    """The topic whose papers a comparison sets a paper against ("Compare X and other graph
-    transformers" -> "graph transformers"; "" when it sets it against named papers)."""
+    """The topic whose papers a comparison sets a paper against ("Compare X and other BarNets"
+    -> "BarNets"; "" when it sets it against named papers)."""
     if not wants_comparison(question):
         return ""
     found = _OTHERS.search(question)

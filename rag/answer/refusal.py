@@ -671,7 +671,8 @@ def check_answerable(
 
     @cache
     def typed() -> str:
-        """The retrieved text as names are typed ("$\\mu$CODE" -> "muCODE"), made when needed."""
+        """The retrieved text as names are typed ("$\\mu$FooNet" -> "muFooNet"), made when
+        needed."""
         return as_typed(retrieved)
 
     for name in dict.fromkeys(name_base(n) for n in query_names(current)):

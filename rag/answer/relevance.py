@@ -73,10 +73,10 @@ UNUSED_TELLS = 2 * int(MIN_LIFT) * NEAREST
 # points of precision for a point of recall, so lists keep every relevant paper.
 CORE_PAPERS = 5
 CORE_SIMILARITY = 0.65
-# A list topic put in the asker's own words ("papers on how many pieces a ReLU network carves its
-# input into"): when no paper qualifies, and the paper closest in meaning is at least
+# A list topic put in the asker's own words ("papers on how a FooNet slices its input into
+# tiles"): when no paper qualifies, and the paper closest in meaning is at least
 # ASKER_WORDS_BAR similar to the topic, the topic's words that none of the NEAREST papers most
-# similar to it uses are the asker's, not the papers' ("carves"), and coverage counts the
+# similar to it uses are the asker's, not the papers' ("slices"), and coverage counts the
 # others. On the list questions of bench/qa/tune*.jsonl (simulated on their recorded
 # decisions): listed papers that match 0.57 -> 0.60, matching papers found 0.68 -> 0.72, lists
 # refused 11 -> 6 of 114, topics absent from the collection refused 26 of 29 before and after
@@ -300,7 +300,7 @@ def judge_papers(
         for short, long in defined_abbreviations(topic, any_case=True).items()
     ]
     # A name counts where a paper writes it, not where a paper writes a word of its stem
-    # ("REINFORCE" is not "reinforcement", "Transformers" not "transformation").
+    # ("QUARTZING" is not "quartz", "Transformers" not "transformation").
     identifiers = [n for n in query_names(topic) if name_base(n) == n]  # not "AI-generated"
     names = [(_written(name), weights.terms(name)) for name in identifiers]
     judged = []
@@ -357,7 +357,7 @@ def judge_papers(
 
 def _written(name: str) -> re.Pattern[str]:
     """`name` as a paper writes it: whole, in any case (in capitals when it is written in
-    capitals, as "REINFORCE" is), a plural -s aside, its parts joined by a hyphen or a space."""
+    capitals, as "QUARTZING" is), a plural -s aside, its parts joined by a hyphen or a space."""
     parts = [re.escape(p) for p in re.split(r"[\s-]+", name.rstrip("s") if len(name) > 3 else name)]
     flags = 0 if name.isupper() and len(name) > 1 else re.IGNORECASE
     return re.compile(r"(?<![\w-])" + r"[\s\u2010-\u2015-]?".join(parts) + r"s?(?![\w])", flags)

@@ -4,7 +4,7 @@ Abstracts are written for OpenReview, which renders `$3.31\\times$`, `$\\sim 1.3
 `40\\%`. `latex_to_text` turns that markup into what it means ("3.31×", "~1.3×", "40%"), for the
 page, the exports and the cards (ui/text.py adds Markdown emphasis). `as_typed` goes one step
 further, for matching what a user types against the papers: names written with math
-(`$\\mu$CODE`, `$K^2$VAE`) read as they are typed ("muCODE", "K2VAE"). Pure functions.
+(`$\\mu$FooNet`, `$K^2$Bar`) read as they are typed ("muFooNet", "K2Bar"). Pure functions.
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ def _script(argument: str, *, superscript: bool) -> str:
     return mark + (argument if len(argument) <= 1 or argument.isalnum() else f"({argument})")
 
 
-# Greek letters spelled as people type them in names ("muCODE", "alpha-CROWN"): the first name of
+# Greek letters spelled as people type them in names ("muFooNet", "alpha-BarNet"): the first name of
 # each letter in _GREEK ("epsilon", not "varepsilon").
 _GREEK_NAMES = {letter: name for name, letter in reversed(_GREEK.items())}
 _DIGITS = {
@@ -292,8 +292,8 @@ _DIGITS = {
 
 def as_typed(text: str) -> str:
     """`text` as a user types it, for matching names: LaTeX as Unicode (`latex_to_text`), Greek
-    letters spelled out ("μCODE" -> "muCODE") and raised or lowered digits as digits ("K²VAE"
-    -> "K2VAE")."""
+    letters spelled out ("μFooNet" -> "muFooNet") and raised or lowered digits as digits ("K²Bar"
+    -> "K2Bar")."""
     if "$" in text or "\\" in text:
         text = latex_to_text(text)
     if text.isascii():

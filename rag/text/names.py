@@ -54,7 +54,7 @@ class NameIndex:
         self.longest = 1
         abstracts = abstracts or {}
         for paper_id, meta in papers.items():
-            # Names as users type them: "$\\mu$CODE" is typed "muCODE".
+            # Names as users type them: "$\\mu$FooNet" is typed "muFooNet".
             names = short_names(as_typed(str(meta.get("title", ""))))
             introduced = method_name(as_typed(abstracts.get(paper_id, "")))
             if introduced and introduced not in names:
