@@ -708,6 +708,7 @@ def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, on
     lines = [line for line in body.splitlines() if line.startswith("- ")]
     assert len(lines) >= 4 and len(themes) >= 2, body
     assert sum(int(n) for _, n in themes) == len(lines)  # every paper in one theme
+    assert len({name for name, _ in themes}) == len(themes), themes  # no name twice
     # Lines quote the abstracts without openers that lean on a sentence left out.
     assert not any(re.match(r"- [^:]+: (However|In contrast|To address)", x) for x in lines)
     assert all(re.search(r"\[\d+\]$", x.rstrip(".")) for x in lines)
@@ -1390,7 +1391,35 @@ def test_a_theme_label_keeps_the_capitals_of_a_name() -> None:
     hits = [PaperHit(str(i), t, [], "", "", 1.0) for i, t in enumerate(titles)]
     weights = TermWeights(tokenize, {"rout": 5, "devic": 5}, 1000)
     label = theme_name(hits, [f"{t}. We study routing." for t in titles], weights, {"rout"})
-    assert label == "MoE and devices"
+    assert label == "MoE routing"  # a phrase may hold a word of the topic, not only such words
+
+
+def _theme(titles: list[str], abstracts: list[str], asked: set[str], taken: set[str]) -> str:
+    from rag.answer.modes.summarize import theme_name
+
+    hits = [PaperHit(str(i), t, [], "", "", 1.0) for i, t in enumerate(titles)]
+    texts = [f"{t}. {a}" for t, a in zip(titles, abstracts, strict=True)]
+    return theme_name(hits, texts, TermWeights(tokenize, {}, 1000), asked, taken)
+
+
+def test_a_theme_is_named_by_the_whole_phrase_its_papers_write() -> None:
+    titles = ["Solving Stochastic Differential Equations Fast", "Stochastic Differential Equations"]
+    abstracts = ["We solve stochastic differential equations.", "A FooNet for them."]
+    assert _theme(titles, abstracts, set(), set()) == "Stochastic differential equations"
+
+
+def test_a_theme_name_spans_no_punctuation_and_is_not_an_earlier_themes() -> None:
+    titles = ["Cooperative Learning (QZR) for Robots", "Scalable Learning (QZR)"]
+    abstracts = ["Agents learn (QZR) together.", "Robots learn (QZR) at scale."]
+    label = _theme(titles, abstracts, {"learn"}, set())
+    assert label == "QZR"  # not "Learning QZR": the parenthesis ends the phrase
+    assert _theme(titles, abstracts, {"learn"}, {"qzr"}) != "QZR"
+
+
+def test_a_theme_name_ends_on_a_word_not_a_hyphen() -> None:
+    titles = ["Better-than-2 Approximation for QuartzSets", "Better-than-2 Approximation Bounds"]
+    label = _theme(titles, ["We bound it.", "We bound it too."], set(), set())
+    assert label == "Better-than approximation"
 
 
 def test_a_name_two_papers_share_means_the_one_the_question_fits() -> None:

@@ -145,15 +145,16 @@ def group_by_theme(
         groups.append([i for i in range(len(hits)) if labels[i] == label])
     weights = tools.weights()
     asked = weights.terms(topic)
-    named = []
+    named: list[tuple[str, list[PaperHit]]] = []
     for members in groups:
         papers = [hits[i] for i in members]
         texts_of = [f"{h.title}. {' '.join(tools.abstract_sentences(h.paper_id))}" for h in papers]
-        named.append((theme_name(papers, texts_of, weights, asked), papers))
+        taken = {name.lower() for name, _ in named}
+        named.append((theme_name(papers, texts_of, weights, asked, taken), papers))
     return named
 
 
-_LABEL_WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
+_LABEL_WORD = re.compile(r"\b[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z])){2,}\b")
 _URL = re.compile(r"https?://\S+|\S+\.(?:com|org|io|net)\S*")
 _NOT_LABELS = ASKING_WORDS | FUNCTION_WORDS
 
@@ -163,11 +164,13 @@ def theme_name(
     texts: Sequence[str],
     weights: TermWeights,
     asked: AbstractSet[str] = frozenset(),
+    taken: AbstractSet[str] = frozenset(),
 ) -> str:
-    """What a theme's papers do: the phrase (two adjacent words, else single words) that most
-    of them use (titles count more), weighted by how distinctive its words are in the
-    collection, leaving out the words of the topic asked about; a one-paper theme is named by
-    its title."""
+    """What a theme's papers do: the phrase (two or three adjacent words, else one word) that
+    most of them use (titles count more), weighted by how distinctive its words are in the
+    collection; a phrase may hold a word of the topic asked about but not only such words, and
+    a name in `taken` (an earlier theme's) is not used again. A one-paper theme is named by its
+    title."""
     if len(members) == 1:
         return short_title(members[0].title)
     share: dict[tuple[str, ...], float] = {}  # members using it, title uses counting 1.5
@@ -177,20 +180,8 @@ def theme_name(
     for hit, text in zip(members, texts, strict=True):
         seen: set[tuple[str, ...]] = set()
         for source, weight in ((hit.title, 1.5), (text, 1.0)):
-            words = _LABEL_WORD.findall(_URL.sub(" ", source))
-            stems = weights.tokenize(words) if words else []  # one token list per word
-            keys: list[tuple[tuple[str, ...], str]] = []
-            for i, (word, stem) in enumerate(zip(words, stems, strict=True)):
-                if not stem or stem[0] in asked or word.lower() in _NOT_LABELS:
-                    continue
-                keys.append(((stem[0],), _label_case(word)))
-                nxt = stems[i + 1] if i + 1 < len(words) else []
-                if nxt and nxt[0] not in asked and words[i + 1].lower() not in _NOT_LABELS:
-                    keys.append(
-                        ((stem[0], nxt[0]), f"{_label_case(word)} {_label_case(words[i + 1])}")
-                    )
-            for key, shown in keys:
-                surface.setdefault(key, Counter())[shown] += 1
+            for key, written in _phrases(_URL.sub(" ", source), weights, asked):
+                surface.setdefault(key, Counter())[written] += 1
                 if source is hit.title:
                     in_titles.add(key)
                 if key not in seen:
@@ -198,25 +189,65 @@ def theme_name(
                     members_with[key] += 1
                     share[key] = share.get(key, 0.0) + weight
 
-    def score(key: tuple[str, ...]) -> float:
-        return share[key] * min(weights.idf(t) for t in key)
+    def rarity(key: tuple[str, ...]) -> float:
+        return min(weights.idf(t) for t in key if t not in asked)
+
+    def score(key: tuple[str, ...]) -> tuple[float, int, tuple[str, ...]]:
+        return (share[key] * rarity(key), -len(key), key)
+
+    def shown(key: tuple[str, ...]) -> str:
+        return _first_upper(surface[key].most_common(1)[0][0])
 
     # Words that more than about one paper in seven of the collection uses (IDF below 2) say
     # little about a theme ("large", "language").
-    telling = [
-        k
-        for k in share
-        if members_with[k] >= 2 and k in in_titles and min(map(weights.idf, k)) >= 2.0
+    usable = [k for k in share if shown(k).lower() not in taken and rarity(k) >= 2.0]
+    telling = [k for k in usable if members_with[k] >= 2 and k in in_titles]
+    phrases = [k for k in telling if len(k) > 1]
+    # A phrase that most of the theme's abstracts write names it as well, when no title shares
+    # one.
+    phrases = phrases or [
+        k for k in usable if len(k) > 1 and members_with[k] >= max(2, len(members) / 2)
     ]
-    pairs = [k for k in telling if len(k) == 2]
+    if phrases:
+        best = max(phrases, key=score)
+        # The longer phrase the same papers write says it whole ("stochastic differential
+        # equations", not "stochastic differential").
+        longer = [
+            k
+            for k in phrases
+            if len(k) == len(best) + 1
+            and best in (k[:-1], k[1:])
+            and members_with[k] == members_with[best]
+        ]
+        return shown(max(longer, key=score) if longer else best)
     singles = [k for k in telling if len(k) == 1]
-    if pairs:
-        best = max(pairs, key=lambda k: (score(k), k))
-        return _first_upper(surface[best].most_common(1)[0][0])
-    if not singles:
-        return "Other approaches"
-    ranked = sorted(singles, key=lambda k: (-score(k), k))[:2]
-    return _first_upper(" and ".join(surface[k].most_common(1)[0][0] for k in ranked))
+    return shown(max(singles, key=score)) if singles else "Other approaches"
+
+
+# Punctuation ends a phrase: no label spans "learning (MARL)" or "tasks, models".
+_SEGMENT = re.compile(r"[^\w\s-]+")
+
+
+def _phrases(
+    text: str, weights: TermWeights, asked: AbstractSet[str]
+) -> list[tuple[tuple[str, ...], str]]:
+    """The one- to three-word phrases of `text` that could name a theme (stemmed key, words as
+    shown): no function or asking word in them, not made of asked words only (a single word
+    not asked at all)."""
+    found = []
+    for segment in _SEGMENT.split(text):
+        words = _LABEL_WORD.findall(segment)
+        stems = weights.tokenize(words) if words else []  # one token list per word
+        for i in range(len(words)):
+            for n in (1, 2, 3):
+                run = list(zip(words[i : i + n], stems[i : i + n], strict=True))
+                if len(run) < n or any(not st or w.lower() in _NOT_LABELS for w, st in run):
+                    break
+                key = tuple(st[0] for _, st in run)
+                if set(key) <= asked or (n == 1 and key[0] in asked):
+                    continue
+                found.append((key, " ".join(_label_case(w) for w, _ in run)))
+    return found
 
 
 def _label_case(word: str) -> str:
