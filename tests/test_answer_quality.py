@@ -19,6 +19,7 @@ from rag.answer.intent import (
     open_request,
     others_topic,
     referenced_positions,
+    requested_count,
     topic_of,
     wants_byline,
     wants_comparison,
@@ -153,6 +154,12 @@ def test_venue_mentions_are_context_not_names() -> None:
         ("Who works on conformal prediction?", True, False),
         ("Work on FooNet: which losses does it use?", False, False),
         ("What's new in test-time scaling?", False, True),
+        ("Give me three papers on QuartzNets", True, False),
+        ("Can you recommend some recent work on FooNets?", True, False),
+        ("Which abstracts discuss QuartzNets?", True, False),
+        ("List the top 3 works on FooNets", True, False),
+        ("Show how the method works", False, False),
+        ("Give an overview of the FooNet papers", False, True),
         ("What are the recent advances in graph coloring?", False, True),
     ],
 )
@@ -233,6 +240,27 @@ def test_when_a_paper_appeared_is_answered_from_its_record(answerer) -> None:  #
 def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:
     question = "Which ICML 2025 papers study grokking, and what do they measure?"
     assert topic_of(question) == "Which papers study grokking"
+
+
+def test_a_verb_of_mentioning_is_not_part_of_the_topic() -> None:
+    assert topic_of("How many papers mention QuartzNet?") == "How many papers QuartzNet?"
+    assert topic_of("Which abstracts discuss FooNets?") == "Which papers FooNets?"
+    assert topic_of("Is there a paper that cites BarNet?") == "Is there a paper BarNet?"
+
+
+@pytest.mark.parametrize(
+    ("question", "count"),
+    [
+        ("Give me three papers on FooNets", 3),
+        ("List the top 5 works about QuartzNets", 5),
+        ("Suggest 2 recent papers on BarNets", 2),
+        ("Which papers study FooNets?", None),
+        ("How many papers use FooNets?", None),
+        ("List the papers that train on 3 GPUs", None),
+    ],
+)
+def test_how_many_papers_a_listing_question_asks_for(question: str, count: int | None) -> None:
+    assert requested_count(question) == count
 
 
 def test_the_topic_leaves_out_what_the_papers_are_contrasted_with() -> None:
@@ -332,6 +360,16 @@ def test_which_papers_lists_every_matching_paper_with_a_count(answerer) -> None:
     assert len(lines) == len(cited)
     assert all(re.search(rf"\[{n}\]$", line) for n, line in enumerate(lines, start=1))
     assert all(s.support == "supported" for s in answer.sentences)
+
+
+def test_a_list_of_as_many_papers_as_asked_for(answerer) -> None:  # type: ignore[no-untyped-def]
+    every = answerer.answer("Which papers are about diffusion models?")
+    assert every.mode == "list" and len(every.cited_paper_ids) >= 3
+    two = answerer.answer("Give me two papers on diffusion models")
+    assert two.mode == "list" and not two.refused
+    assert two.cited_paper_ids == every.cited_paper_ids[:2]  # the two most relevant
+    header = two.answer.splitlines()[0]
+    assert header.startswith(f"The 2 most relevant of the {len(every.cited_paper_ids)} papers")
 
 
 def test_which_papers_on_an_absent_topic_is_refused_with_a_reason(answerer) -> None:  # type: ignore[no-untyped-def]

@@ -51,6 +51,7 @@ from rag.answer.intent import (
     others_topic,
     referenced_positions,
     refers_to_them,
+    requested_count,
     similar_asked,
     source_asked,
     status_in,
@@ -1000,7 +1001,8 @@ class Answerer:
         mode: str,
         followup: bool = False,
     ) -> str | None:
-        if mode in ("ask", "list") and asks_for_acclaim(question):
+        # "List the top 3 papers on X" asks for the most relevant three, not for acclaim.
+        if mode in ("ask", "list") and asks_for_acclaim(question) and not requested_count(question):
             return ACCLAIM_REASON
         if mode in ("ask", "list") and asks_usage_ranking(question):
             return USAGE_REASON

@@ -8,7 +8,7 @@ from rag.text.questions import without_venues
 
 # Questions whose answer is a set of papers: "Which papers study X?", "What works use Y?",
 # "List the papers on Z", "Are there papers about W?", "How many papers ...?".
-_PAPERS = r"(?:papers|works|studies|articles|publications|orals|spotlights|posters)"
+_PAPERS = r"(?:papers|works|studies|articles|publications|abstracts|orals|spotlights|posters)"
 # "Which of them ...?" after an answer that listed papers: a list over those papers.
 _SUBSET = re.compile(r"\b(?:which|how many|what share)\s+of\s+(?:them|these|those)\b", re.I)
 
@@ -20,7 +20,12 @@ def wants_subset(question: str) -> bool:
 
 _LIST = re.compile(
     rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
-    r"|\b(?:list|name|find|show)\b[^?]*\bpapers\b"
+    r"|\b(?:list|name|find|show)\b[^?]*\b(?:papers|articles|publications|abstracts|"
+    r"(?:\d+|some|few|top|recent)\s+(?:[\w-]+\s+)?(?:works|studies))\b"
+    # "Give me three papers on X", "Can you recommend some recent work on Y?"
+    r"|\b(?:give|recommend|suggest)\s+(?:me\s+|us\s+)?(?:(?:a|the|some|few|top|more|other|good|"
+    r"relevant|recent|key|\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+){0,3}"
+    r"(?:papers?|articles?|publications?|works?|studies)\b"
     r"|\b(?:is|are)\s+there\s+(?:any\s+|an?\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?)\b"
     rf"|\bhow\s+many\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
@@ -35,6 +40,26 @@ _LIST = re.compile(
     r"publishes|publishing)\s+(?:on|about)\b",
     re.IGNORECASE,
 )
+
+
+_COUNT_WORDS = "one two three four five six seven eight nine ten".split()
+# "Give me three papers on X", "List the top 5 works about Y": how many papers the asker wants.
+_REQUESTED = re.compile(
+    r"\b(?:list|name|find|show|give|recommend|suggest)\b[^?]*?\b(?:top\s+)?"
+    rf"(\d{{1,2}}|{'|'.join(_COUNT_WORDS)})\s+(?:[\w-]+\s+){{0,2}}?(?:paper|{_PAPERS})\b",
+    re.IGNORECASE,
+)
+
+
+def requested_count(question: str) -> int | None:
+    """How many papers a listing question asks for, when it says ("Give me three papers on X"
+    -> 3)."""
+    found = _REQUESTED.search(without_venues(question))
+    if not found:
+        return None
+    word = found.group(1).lower()
+    count = int(word) if word.isdigit() else _COUNT_WORDS.index(word) + 1
+    return count or None
 
 
 def wants_papers(question: str) -> bool:
@@ -293,12 +318,27 @@ _CONTRAST = re.compile(
 )
 
 
+# "Papers that mention X", "abstracts discussing X": the verb says how papers are asked about,
+# not what about; the topic is X.
+_REPORTING = re.compile(
+    rf"\b(paper|abstract|{_PAPERS})\s+(?:that\s+|which\s+)?(?:mention|mentions|mentioning|discuss|"
+    r"discusses|discussing|cite|cites|citing)\b",
+    re.IGNORECASE,
+)
+
+
 def topic_of(question: str) -> str:
     """The part of a question that says which papers are meant: without venue mentions, without
-    a second question joined to it, and without what it contrasts them with ("... instead of
-    fixed tables")."""
+    a second question joined to it, without what it contrasts them with ("... instead of
+    fixed tables") and without a verb of mentioning after "papers" ("papers that mention X")."""
     first = _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]
-    return _CONTRAST.sub("", first).strip()
+    return _REPORTING.sub(_papers_word, _CONTRAST.sub("", first)).strip()
+
+
+def _papers_word(found: re.Match[str]) -> str:
+    """The word for papers a verb of mentioning follows ("abstracts" says "papers")."""
+    word = found.group(1)
+    return "papers" if word.lower().startswith("abstract") else word
 
 
 # How ICML presents a paper: a question about "the orals" is about papers with that status.

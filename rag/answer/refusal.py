@@ -62,7 +62,8 @@ ASKING_WORDS = frozenset(
     build builds built focus focuses investigate investigates explore explores consider
     considers develop develops concern concerns apply applies applied relate related relating
     exist exists existing oral orals spotlight spotlights poster posters list name find
-    overview overviews summary summaries give contribute contributes contributed""".split()
+    overview overviews summary summaries give contribute contributes contributed recommend
+    suggest""".split()
 )
 # Words that name the kind of answer a question wants ("which method", "what share"), not its
 # content: the answer need not repeat them.

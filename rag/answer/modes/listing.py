@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
-from rag.answer.intent import author_topic, topic_of, without_status
+from rag.answer.intent import author_topic, requested_count, topic_of, without_status
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, is_link, quote_support, short_title
 from rag.answer.refusal import topic_terms
@@ -78,7 +78,15 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if inp.filters is not None and inp.filters.active:
         among = f"the {describe(inp.filters)} papers"
     noun = "paper" if len(relevant) == 1 else "papers"
-    header = f"{len(relevant)} {noun} of {among} match ({decision.rule()}):"
+    verb = "matches" if len(relevant) == 1 else "match"
+    header = f"{len(relevant)} {noun} of {among} {verb} ({decision.rule()}):"
+    wanted = requested_count(inp.question)
+    if wanted is not None and wanted < len(relevant):  # "Give me three papers on X"
+        header = (
+            f"The {wanted} most relevant of the {len(relevant)} papers of {among} that match "
+            f"({decision.rule()}):"
+        )
+        relevant = relevant[:wanted]
     yield from list_papers(inp, tools, relevant, header, quote_of)
 
 
