@@ -246,6 +246,7 @@ def test_a_verb_of_mentioning_is_not_part_of_the_topic() -> None:
     assert topic_of("How many papers mention QuartzNet?") == "How many papers QuartzNet?"
     assert topic_of("Which abstracts discuss FooNets?") == "Which papers FooNets?"
     assert topic_of("Is there a paper that cites BarNet?") == "Is there a paper BarNet?"
+    assert topic_of("How many papers are there in total?") == "How many papers are there?"
 
 
 @pytest.mark.parametrize(

@@ -160,6 +160,18 @@ def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -
     assert author_topic(f"What did {author} publish at ICML 2025?") == ""
     assert author_role_asked("What else did the senior author publish?") == -1
     assert author_role_asked("Who is the first author?") is None  # the byline answers it
+    # An author's papers with a status: the status filters them (Cake is a poster).
+    posters = answerer.answer(f"What posters did {author} publish?")
+    assert posters.mode == "authors" and posters.cited_paper_ids == [CAKE_ID]
+    assert posters.answer.startswith(f"1 poster paper of the collection by {author}")
+    orals = answerer.answer(f"Which papers by {author} are orals?")
+    assert (
+        orals.refused and orals.refusal_reason == f"no paper of the collection by {author} is oral"
+    )
+    # "Summarize it" after a question about one paper: that paper, no theme heading.
+    summary = answerer.answer("Summarize it", history=turn, history_papers=[CAKE_ID])
+    assert summary.mode == "summarize" and summary.cited_paper_ids == [CAKE_ID]
+    assert "No paper covers" not in summary.answer and "**" not in summary.answer
     # Papers "from" somebody: an author's papers; from an institution, refused with why.
     from_author = answerer.answer(f"Which papers are from {author}?")
     assert from_author.mode == "authors" and from_author.cited_paper_ids == [CAKE_ID]

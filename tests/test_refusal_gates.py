@@ -291,6 +291,14 @@ def test_a_kind_with_its_own_verb_asks_for_an_instance_of_a_named_paper() -> Non
     assert named.answerable, named.reason
 
 
+def test_how_well_asks_how_good_a_result_is_which_a_claim_answers() -> None:
+    assert not asks_amount("What does FooNet solve, and how well does it work?")
+    assert asks_amount("How much better than BarNet does FooNet work?")
+    question = "How well does FooNet prune QuartzNets?"
+    verdict = _verdict(question, "FooNet prunes QuartzNets and outperforms prior pruning methods.")
+    assert verdict.answerable, verdict.reason
+
+
 def test_how_an_amount_is_chosen_asks_for_no_amount() -> None:
     assert counted_things("Which step decides how many crops FooNet keeps?", ["FooNet"]) == []
     assert not asks_amount("How does FooNet decide how much to prune at each layer?")

@@ -50,6 +50,7 @@ from rag.answer.intent import (
     open_request,
     others_topic,
     referenced_positions,
+    refers_to_it,
     refers_to_them,
     requested_count,
     similar_asked,
@@ -524,6 +525,14 @@ class Answerer:
             and not self._subject_papers(question)
         ):
             mode = "list"  # "protein design", typed as a search: the papers on it
+        if (
+            mode == "summarize"
+            and not picked
+            and len(request.history_papers) == 1
+            and refers_to_it(question)
+            and not self._subject_papers(question)
+        ):
+            picked = list(request.history_papers)  # "Summarize it": the paper just discussed
         if mode == "summarize" and picked and not wants_comparison(question):
             # "Summarize them": the papers of the previous answer
             base = request.filters or SearchFilters()
@@ -531,7 +540,7 @@ class Answerer:
         elif mode != "compare":
             picked = []
         if (
-            mode in ("list", "ranked")
+            mode in ("list", "ranked", "authors")
             and status_in(question)
             and not (request.filters and request.filters.status)
         ):

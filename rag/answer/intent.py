@@ -168,6 +168,14 @@ def referenced_positions(question: str, available: int) -> list[int]:
     return positions if positions and all(1 <= p <= available for p in positions) else []
 
 
+_IT = re.compile(r"\b(?:it|this\s+(?:paper|work|one))\b", re.IGNORECASE)
+
+
+def refers_to_it(question: str) -> bool:
+    """Whether the question refers to one paper under discussion ("it", "this paper")."""
+    return bool(_IT.search(question))
+
+
 def refers_to_them(question: str) -> bool:
     """Whether the question refers to the previous answer's papers as a group ("they", "them",
     "these", "both")."""
@@ -327,12 +335,18 @@ _REPORTING = re.compile(
 )
 
 
+# "How many papers are there in total?": how much is counted, not what about.
+_IN_ALL = re.compile(
+    r"\s*\b(?:in\s+total|in\s+all|all\s+together|altogether)\b(?=\s*[?.!]?\s*$)", re.IGNORECASE
+)
+
+
 def topic_of(question: str) -> str:
     """The part of a question that says which papers are meant: without venue mentions, without
     a second question joined to it, without what it contrasts them with ("... instead of
     fixed tables") and without a verb of mentioning after "papers" ("papers that mention X")."""
     first = _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]
-    return _REPORTING.sub(_papers_word, _CONTRAST.sub("", first)).strip()
+    return _IN_ALL.sub("", _REPORTING.sub(_papers_word, _CONTRAST.sub("", first))).strip()
 
 
 def _papers_word(found: re.Match[str]) -> str:
@@ -359,7 +373,8 @@ def without_status(text: str) -> str:
 _NAME = r"(?P<name>[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|van|von|de|der|den|del|di|da|le|la)){0,4})"
 _AUTHOR = (
     re.compile(
-        rf"\b(?i:what)\s+(?i:did|has|have|does)\s+{_NAME}\s+(?i:publish|present|write|author)"
+        rf"\b(?i:what)\s+(?:(?i:{_PAPERS}|papers?|work)\s+)?(?i:did|has|have|does)\s+{_NAME}\s+"
+        r"(?i:publish|present|write|author)"
     ),
     re.compile(rf"\b(?i:papers?|works?|publications?)\s+(?i:by|from|of|authored\s+by)\s+{_NAME}"),
     re.compile(rf"\b{_NAME}['’]s\s+(?:papers|work|publications)\b"),

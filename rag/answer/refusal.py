@@ -133,8 +133,10 @@ _PHRASE_END = frozenset(
     of in on for to from by with at that which who whom when where while as and or but than
     per via into about among between through after before during""".split()
 ) | frozenset("best worst better worse least".split())  # a degree adverb: the verb follows
+# "How well does X work?" asks how good a result is, which a claim answers without a number
+# ("outperforms prior methods"): it is no amount.
 _QUANTITY = re.compile(
-    r"\b(how (many|much|fast|long|large|big|small|often|far|quickly|well)|by how|to what extent|"
+    r"\b(how (many|much|fast|long|large|big|small|often|far|quickly)|by how|to what extent|"
     r"what (is|was|are|were) the (number|size|amount|percentage|share|fraction|rate|speed)|"
     r"what (percentage|fraction|share|proportion)|by what (margin|factor|amount|percentage))\b",
     re.IGNORECASE,

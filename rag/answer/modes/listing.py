@@ -134,6 +134,14 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         yield inp.refuse("the question names no author")
         return
     hits = tools.papers_by(inp.filters)
+    status = inp.filters.status if inp.filters else None
+    if (
+        not hits
+        and status
+        and tools.papers_by(replace(inp.filters or SearchFilters(), status=None))
+    ):
+        yield inp.refuse(f"no paper of the collection by {author} is {status}")
+        return
     if not hits:
         yield inp.refuse(
             f"no paper of the collection has an author named {author} (the collection records "
@@ -141,6 +149,8 @@ def run_author(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         )
         return
     noun = "paper" if len(hits) == 1 else "papers"
+    if status:
+        noun = f"{status} {noun}"
     topic = author_topic(inp.question)
     if topic_terms(topic, tools.weights()):
         # "Which papers by X are about Y?": the per-paper decision, among X's papers

@@ -74,7 +74,8 @@ def _summarize(
     ref_of: dict[str, int] = {}
     for theme, members in group_by_theme(tools, relevant, topic):
         noun = "paper" if len(members) == 1 else "papers"
-        parts.append(f"**{theme}** ({len(members)} {noun}).")
+        if len(relevant) > 1:  # one paper is no theme
+            parts.append(f"**{theme}** ({len(members)} {noun}).")
         for hit in members:
             ref = ref_of.setdefault(hit.paper_id, len(ref_of) + 1)
             sentences = tools.abstract_sentences(hit.paper_id)
