@@ -18,6 +18,7 @@ from rag.answer.intent import (
     bare_topic,
     open_request,
     others_topic,
+    picks_among,
     referenced_positions,
     requested_count,
     topic_of,
@@ -698,6 +699,31 @@ def test_summarizing_or_comparing_all_the_papers_of_a_previous_list(answerer) ->
     # Without an earlier answer, "them" is nothing: the question is refused, saying why.
     alone = answerer.answer("Summarize them")
     assert alone.refused and alone.refusal_reason == NO_SUBJECT_REASON
+
+
+def test_a_choice_among_the_papers_under_discussion_stays_with_them(answerer) -> None:  # type: ignore[no-untyped-def]
+    compared = answerer.answer("Compare Cake and DreamDPO")
+    both = {CAKE_ID, DREAMDPO_ID}
+    assert set(compared.cited_paper_ids) == both
+    history = [("Compare Cake and DreamDPO", compared.answer)]
+    for question in ("Which of the two needs less memory?", "Does either use a benchmark?"):
+        answer = answerer.answer(question, history=history, history_papers=list(both))
+        assert answer.cited_paper_ids and set(answer.cited_paper_ids) <= both, answer.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "among"),
+    [
+        ("Which one is faster?", True),
+        ("Which of the two uses FooNets?", True),
+        ("Does either report a speed-up?", True),
+        ("How does the latter train?", True),
+        ("Which papers use FooNets?", False),
+        ("Which one-shot methods exist?", False),
+    ],
+)
+def test_a_choice_among_the_papers_under_discussion(question: str, among: bool) -> None:
+    assert picks_among(question) is among
 
 
 def test_a_papers_name_opening_the_question_names_it(answerer) -> None:  # type: ignore[no-untyped-def]

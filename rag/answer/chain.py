@@ -49,6 +49,7 @@ from rag.answer.intent import (
     bare_topic,
     open_request,
     others_topic,
+    picks_among,
     referenced_positions,
     refers_to_it,
     refers_to_them,
@@ -699,6 +700,9 @@ class Answerer:
                 # One paper under discussion and a follow-up naming nothing else ("it", "they"
                 # for its authors): other papers' passages would only invite conflation.
                 if boosted and len(remembered) == 1 and names_nothing(step.question):
+                    return boosted
+                # "Which one reports more?": a choice among the papers under discussion.
+                if boosted and picks_among(step.question) and not asked_about:
                     return boosted
                 boosted_ids = {h.paper_id for h in boosted}
                 hits = boosted + [h for h in hits if h.paper_id not in boosted_ids]

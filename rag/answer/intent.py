@@ -13,6 +13,20 @@ _PAPERS = r"(?:papers|works|studies|articles|publications|abstracts|orals|spotli
 _SUBSET = re.compile(r"\b(?:which|how many|what share)\s+of\s+(?:them|these|those)\b", re.I)
 
 
+# "Which one reports more?", "Which of the two is faster?", "Does either use X?": a choice among
+# the papers under discussion.
+_AMONG = re.compile(
+    r"\bwhich\s+(?:one(?![\w-])|of\s+(?:the\s+)?(?:two|three|both|them|these|those)\b)|\beither\b"
+    r"|\bthe\s+(?:former|latter)\b",
+    re.IGNORECASE,
+)
+
+
+def picks_among(question: str) -> bool:
+    """Whether the question chooses among the papers under discussion."""
+    return bool(_AMONG.search(question))
+
+
 def wants_subset(question: str) -> bool:
     """Whether the question picks among the papers of the previous answer."""
     return bool(_SUBSET.search(question))
