@@ -15,6 +15,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from rag.answer.chain import Answerer
 from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import (
+    asks_share,
     bare_topic,
     open_request,
     others_topic,
@@ -372,6 +373,17 @@ def test_a_list_of_as_many_papers_as_asked_for(answerer) -> None:  # type: ignor
     assert two.cited_paper_ids == every.cited_paper_ids[:2]  # the two most relevant
     header = two.answer.splitlines()[0]
     assert header.startswith(f"The 2 most relevant of the {len(every.cited_paper_ids)} papers")
+
+
+def test_what_share_of_the_papers_a_topic_has(answerer) -> None:  # type: ignore[no-untyped-def]
+    assert asks_share("What fraction of papers are about FooNets?")
+    assert asks_share("What percentage of the orals use QuartzNets?")
+    assert not asks_share("Which papers share code?")
+    every = answerer.answer("Which papers are about diffusion models?")
+    share = answerer.answer("What fraction of papers are about diffusion models?")
+    n = len(every.cited_paper_ids)
+    assert share.mode == "list" and share.cited_paper_ids == every.cited_paper_ids
+    assert share.answer.startswith(f"{n} papers of the collection match, {n / 19:.1%} of the 19 (")
 
 
 def test_which_papers_on_an_absent_topic_is_refused_with_a_reason(answerer) -> None:  # type: ignore[no-untyped-def]

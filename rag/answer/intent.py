@@ -65,6 +65,18 @@ _REQUESTED = re.compile(
 )
 
 
+_SHARE = re.compile(
+    r"\b(?:what|which)\s+(?:share|fraction|percentage|proportion|percent)\b|\bhow\s+much\s+of\b",
+    re.IGNORECASE,
+)
+
+
+def asks_share(question: str) -> bool:
+    """Whether the question asks what share of the papers something is ("What fraction of papers
+    are about X?")."""
+    return bool(_SHARE.search(question))
+
+
 def requested_count(question: str) -> int | None:
     """How many papers a listing question asks for, when it says ("Give me three papers on X"
     -> 3)."""

@@ -10,7 +10,13 @@ from dataclasses import replace
 
 from rag.answer.citations import citation_for
 from rag.answer.context import score_sentences
-from rag.answer.intent import author_topic, requested_count, topic_of, without_status
+from rag.answer.intent import (
+    asks_share,
+    author_topic,
+    requested_count,
+    topic_of,
+    without_status,
+)
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, is_link, quote_support, short_title
 from rag.answer.refusal import topic_terms
@@ -79,7 +85,11 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         among = f"the {describe(inp.filters)} papers"
     noun = "paper" if len(relevant) == 1 else "papers"
     verb = "matches" if len(relevant) == 1 else "match"
-    header = f"{len(relevant)} {noun} of {among} {verb} ({decision.rule()}):"
+    share = ""
+    if asks_share(inp.question):  # "What fraction of papers are about X?"
+        total = len(tools.papers_by(inp.filters if filtered else None))
+        share = f", {len(relevant) / total:.1%} of the {total:,}" if total else ""
+    header = f"{len(relevant)} {noun} of {among} {verb}{share} ({decision.rule()}):"
     wanted = requested_count(inp.question)
     if wanted is not None and wanted < len(relevant):  # "Give me three papers on X"
         header = (
