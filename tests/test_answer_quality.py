@@ -132,6 +132,19 @@ def test_names_with_a_digit_after_their_first_letter() -> None:
 def test_venue_mentions_are_context_not_names() -> None:
     assert without_venues("Which ICML 2025 papers use NeurIPS'24 data?") == "Which papers use data?"
     assert query_names(without_venues("Does the ICML 2025 paper on LEVIS scale?")) == ["LEVIS"]
+    # Typed in lowercase, or a year that dates the papers: context too.
+    assert without_venues("what are icml 2025 papers doing on FooNets") == (
+        "what are papers doing on FooNets"
+    )
+    assert without_venues("Which 2025 papers use FooNet?") == "Which papers use FooNet?"
+    assert without_venues("Which papers from 2025 use FooNet?") == "Which papers use FooNet?"
+    # A year that dates something else stays.
+    assert without_venues("Which papers use the 2025 QuartzSet census?") == (
+        "Which papers use the 2025 QuartzSet census?"
+    )
+    assert without_venues("How did accuracy change in 2025 runs?") == (
+        "How did accuracy change in 2025 runs?"
+    )
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,8 @@ def test_question_intents_for_exploring() -> None:
     assert status_in("How many orals are about agents?") == "oral"
     assert status_in("How many papers are about agents?") is None
     assert wants_subset("Which of them use diffusion?")
+    assert wants_subset("Which ones are orals?")
+    assert not wants_subset("Which one-shot methods are orals?")
 
 
 def test_counting_answers_give_the_count_the_rule_and_every_paper(settings: Settings) -> None:
@@ -121,6 +123,15 @@ def test_a_status_alone_lists_every_paper_with_it_and_narrows_a_follow_up(
         history_papers=[p for p in listed.cited_paper_ids if p != oral],
     )
     assert none.refused and none.refusal_reason == "no paper of the papers discussed is oral"
+    ones = answerer.answer(
+        "Which ones are posters?", history=history, history_papers=listed.cited_paper_ids
+    )
+    assert ones.cited_paper_ids == posters.cited_paper_ids  # "which ones": of those discussed
+    # No paper with the status on the topic: the refusal says which status it looked for.
+    orals = answerer.answer("Are there papers on direct preference optimization? Which are orals?")
+    assert orals.refused and (orals.refusal_reason or "").startswith("no oral paper is about this")
+    everything_total = answerer.answer("How many papers are there in total?")
+    assert everything_total.cited_paper_ids == everything.cited_paper_ids
 
 
 def test_author_questions_and_follow_ups_over_their_papers(settings: Settings) -> None:

@@ -10,7 +10,9 @@ from rag.text.questions import without_venues
 # "List the papers on Z", "Are there papers about W?", "How many papers ...?".
 _PAPERS = r"(?:papers|works|studies|articles|publications|abstracts|orals|spotlights|posters)"
 # "Which of them ...?" after an answer that listed papers: a list over those papers.
-_SUBSET = re.compile(r"\b(?:which|how many|what share)\s+of\s+(?:them|these|those)\b", re.I)
+_SUBSET = re.compile(
+    r"\b(?:which|how many|what share)\s+of\s+(?:them|these|those)\b|\bwhich\s+ones\b", re.I
+)
 
 
 # "Which one reports more?", "Which of the two is faster?", "Does either use X?": a choice among

@@ -25,14 +25,25 @@ def clean_question(question: str, *, what: str = "question") -> str:
     return cleaned
 
 
-# A venue with its year ("ICML 2025", "NeurIPS'24"): it names a collection of papers, not what a
-# question is about.
-_VENUE = re.compile(r"\b[A-Z][A-Za-z]*[A-Z][A-Za-z]*\s?(?:'\d{2}|(?:19|20)\d{2})\b")
+# A venue with its year ("ICML 2025", "NeurIPS'24", typed in lowercase too: "icml 2025"), or a
+# year that dates the papers ("2025 papers", "papers from 2025"): it names a collection of
+# papers, not what a question is about.
+_YEAR = r"(?:'\d{2}|(?:19|20)\d{2})"
+_VENUE = re.compile(
+    rf"\b[A-Z][A-Za-z]*[A-Z][A-Za-z]*\s?{_YEAR}\b"
+    rf"|\b(?i:icml|neurips|nips|iclr|aistats|colt|uai|cvpr|iccv|eccv|acl|emnlp|naacl|aaai|ijcai|kdd)"
+    rf"\s?{_YEAR}\b"
+    r"|\b(?:19|20)\d{2}(?=\s+(?i:papers?|works?|orals?|spotlights?|posters?|publications?)\b)"
+)
+_DATED = re.compile(
+    r"\b((?i:papers?|works?|orals?|spotlights?|posters?|publications?))\s+"
+    r"(?i:from|in|of|published\s+in)\s+(?:19|20)\d{2}\b"
+)
 
 
 def without_venues(text: str) -> str:
     """`text` without venue-and-year mentions ("Which ICML 2025 papers ..." -> "Which papers")."""
-    return " ".join(_VENUE.sub(" ", text).split())
+    return " ".join(_DATED.sub(r"\1", _VENUE.sub(" ", text)).split())
 
 
 # A question's parts: sentences, and clauses joined by "and" or "," before a new question word

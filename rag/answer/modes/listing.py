@@ -78,7 +78,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         )
         return
     if not relevant:
-        yield inp.refuse(f"no paper is about this ({decision.rule()})")
+        kind = f"{describe(inp.filters)} " if filtered and inp.filters is not None else ""
+        yield inp.refuse(f"no {kind}paper is about this ({decision.rule()})")
         return
     among = "the collection"
     if inp.filters is not None and inp.filters.active:
