@@ -17,6 +17,7 @@ from rag.answer.context import Sentence, TermWeights
 from rag.answer.intent import (
     asks_share,
     bare_topic,
+    compared_topic,
     open_request,
     others_topic,
     picks_among,
@@ -749,6 +750,19 @@ def test_a_choice_among_the_papers_under_discussion_stays_with_them(answerer) ->
 )
 def test_a_choice_among_the_papers_under_discussion(question: str, among: bool) -> None:
     assert picks_among(question) is among
+
+
+def test_comparing_the_papers_on_a_topic_compares_those_most_about_it(answerer) -> None:  # type: ignore[no-untyped-def]
+    assert compared_topic("Compare the orals on FooNets") == "FooNets"
+    assert (
+        compared_topic("Compare the main approaches to QuartzNet pruning?") == "QuartzNet pruning"
+    )
+    assert compared_topic("Compare FooNet and BarNet") == ""
+    listed = answerer.answer("Which papers are about diffusion models?")
+    compared = answerer.answer("Compare the papers on diffusion models")
+    assert compared.mode == "compare" and not compared.refused
+    assert compared.cited_paper_ids == listed.cited_paper_ids[:MAX_COMPARED]
+    assert compared.answer.startswith("| paper |")
 
 
 def test_a_papers_name_opening_the_question_names_it(answerer) -> None:  # type: ignore[no-untyped-def]
@@ -1504,6 +1518,12 @@ def test_a_theme_name_spans_no_punctuation_and_is_not_an_earlier_themes() -> Non
     label = _theme(titles, abstracts, {"learn"}, set())
     assert label == "QZR"  # not "Learning QZR": the parenthesis ends the phrase
     assert _theme(titles, abstracts, {"learn"}, {"qzr"}) != "QZR"
+
+
+def test_a_theme_is_not_named_by_a_stock_phrase_of_abstracts() -> None:
+    titles = ["QuartzNets for Tables", "QuartzNets at Scale"]
+    abstracts = ["Recent advances in FooNets. Our QuartzNets work.", "Recent advances hold."]
+    assert _theme(titles, abstracts, set(), set()) == "QuartzNets"
 
 
 def test_a_theme_name_ends_on_a_word_not_a_hyphen() -> None:

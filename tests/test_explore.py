@@ -130,6 +130,10 @@ def test_a_status_alone_lists_every_paper_with_it_and_narrows_a_follow_up(
     # No paper with the status on the topic: the refusal says which status it looked for.
     orals = answerer.answer("Are there papers on direct preference optimization? Which are orals?")
     assert orals.refused and (orals.refusal_reason or "").startswith("no oral paper is about this")
+    # A summary of the papers with a status summarizes only those.
+    summary = answerer.answer("Summarize the spotlight papers on robustness")
+    assert summary.mode == "summarize" and summary.cited_paper_ids
+    assert all(papers[p]["status"] == "spotlight" for p in summary.cited_paper_ids)
     everything_total = answerer.answer("How many papers are there in total?")
     assert everything_total.cited_paper_ids == everything.cited_paper_ids
 

@@ -47,6 +47,7 @@ from rag.answer.intent import (
     author_asked,
     author_role_asked,
     bare_topic,
+    compared_topic,
     open_request,
     others_topic,
     picks_among,
@@ -513,6 +514,11 @@ class Answerer:
             request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
         elif mode == "ask" and wants_comparison(question) and self._compared(question):
             mode = "compare"  # "How does X differ from Y?" gets the table of X and Y
+        elif mode == "ask" and (on_topic := self._on_topic(question, config)):
+            # "Compare the orals on X": the papers most about X, side by side
+            mode, picked = "compare", on_topic
+            base = request.filters or SearchFilters()
+            request = replace(request, filters=replace(base, paper_ids=frozenset(picked)))
         elif mode == "ask" and wants_summary(question):
             mode = "summarize"  # "Summarize the work on X" gets the themed overview
         elif mode == "ask" and open_request(question) and not self._subject_papers(question):
@@ -541,7 +547,8 @@ class Answerer:
         elif mode != "compare":
             picked = []
         if (
-            mode in ("list", "ranked", "authors")
+            mode in ("list", "ranked", "authors", "summarize")
+            and not picked
             and status_in(question)
             and not (request.filters and request.filters.status)
         ):
@@ -951,6 +958,18 @@ class Answerer:
         decision = self.judge_papers(topic, hits, config)
         others = [h.paper_id for h in decision.relevant if h.paper_id != named[0]]
         return [named[0], *others[: MAX_COMPARED - 1]] if others else []
+
+    def _on_topic(self, question: str, config: RunnableConfig) -> list[str]:
+        """The papers a comparison of a topic's papers compares ("Compare the orals on X"): the
+        MAX_COMPARED the per-paper decision finds most about X (with the status asked for)."""
+        topic = compared_topic(question)
+        if not topic:
+            return []
+        status = status_in(question)
+        filters = SearchFilters(status=status) if status else None
+        hits = self._search(topic, CANDIDATES, filters, config)
+        decision = self.judge_papers(topic, hits, config, filters)
+        return [h.paper_id for h in decision.relevant[:MAX_COMPARED]]
 
     def _compared(self, text: str) -> bool:
         """Whether `text` names two or more papers, and not only things one paper talks about

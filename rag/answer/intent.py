@@ -140,6 +140,23 @@ _OTHERS = re.compile(
 )
 
 
+# "Compare the orals on X", "Compare the main approaches to Y": the papers on a topic, compared
+# with each other.
+_ON_TOPIC = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could)\s+you\s+)?compare\s+(?:the\s+|all\s+(?:the\s+)?)?"
+    r"(?:(?:main|key|different|top|best|leading|recent)\s+)?"
+    rf"(?:{_PAPERS}|papers|approaches|methods)\s+(?:on|about|for|to|in|that)\s+(?P<topic>[^?.;]+)",
+    re.IGNORECASE,
+)
+
+
+def compared_topic(question: str) -> str:
+    """The topic whose papers a comparison compares with each other ("Compare the orals on X" ->
+    "X"; "" when it names what it compares)."""
+    found = _ON_TOPIC.search(without_venues(question))
+    return found.group("topic").strip() if found else ""
+
+
 def others_topic(question: str) -> str:
     """The topic whose papers a comparison sets a paper against ("Compare X and other BarNets"
     -> "BarNets"; "" when it sets it against named papers)."""

@@ -157,7 +157,14 @@ def group_by_theme(
 
 _LABEL_WORD = re.compile(r"\b[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z])){2,}\b")
 _URL = re.compile(r"https?://\S+|\S+\.(?:com|org|io|net)\S*")
-_NOT_LABELS = ASKING_WORDS | FUNCTION_WORDS
+# Words of the stock phrases abstracts share whatever their topic ("Recent advances in ...",
+# "extensive experiments demonstrate ..."): they name no theme.
+_STOCK_WORDS = frozenset(
+    """recent recently advance advances advancement advancements existing extensive experiments
+    experimental results demonstrate demonstrates novel significant significantly superior
+    promising remarkable impressive various numerous wide widely""".split()
+)
+_NOT_LABELS = ASKING_WORDS | FUNCTION_WORDS | _STOCK_WORDS
 
 
 def theme_name(
