@@ -794,6 +794,14 @@ def test_a_not_stated_refusal_shows_the_paper_and_its_closest_sentence(answerer)
     assert answer.to_json()["related"][0]["closest"] == closest
 
 
+def test_limitations_the_abstract_does_not_state_are_refused(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer("What are the limitations of Cake?")
+    assert answer.refused and answer.refusal_reason == (
+        "the abstract of Cake does not state its limitations"
+    )
+    assert answer.related and answer.related[0].paper_id == CAKE_ID
+
+
 def test_a_question_about_a_name_no_paper_mentions_is_refused(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer("How much faster is QuokkaFormer than Cake at prefill?")
     assert answer.refused and answer.refusal_reason == "the papers never mention QuokkaFormer"

@@ -17,6 +17,7 @@ from rag.answer.refusal import (
     asked_phrases,
     asks_amount,
     asks_for_acclaim,
+    asks_own_limits,
     asks_usage_ranking,
     check_answerable,
     compared_names,
@@ -29,6 +30,7 @@ from rag.answer.refusal import (
     phrase_terms,
     reported_for,
     states_instance,
+    states_own_limit,
     topic_terms,
 )
 from rag.records import PaperHit
@@ -289,6 +291,44 @@ def test_a_kind_with_its_own_verb_asks_for_an_instance_of_a_named_paper() -> Non
     assert not unnamed.answerable and "name the LLM" in unnamed.reason
     named = _verdict(question, "FooNet builds agents; experiments use GPT-4o as the LLM.")
     assert named.answerable, named.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "own"),
+    [
+        ("What are its limitations?", True),
+        ("What are the limitations of FooNet?", True),
+        ("What are FooNet's main weaknesses?", True),
+        ("Where does it fail?", True),
+        ("What are the limitations of existing methods that FooNet fixes?", False),
+        ("How does FooNet overcome the weaknesses of dropping edges?", False),
+    ],
+)
+def test_a_question_about_the_papers_own_limitations(question: str, own: bool) -> None:
+    assert asks_own_limits(question) is own
+
+
+@pytest.mark.parametrize(
+    ("sentence", "limit"),
+    [
+        ("Our analysis is limited to linear QuartzNets.", True),
+        ("FooNet cannot handle graphs with cycles.", True),
+        ("We leave the nonconvex case to future work.", True),
+        ("However, existing methods cannot scale to long inputs.", False),  # earlier work's
+        ("FooNet does not require retraining.", False),
+    ],
+)
+def test_a_sentence_stating_a_limit_of_the_papers_own_work(sentence: str, limit: bool) -> None:
+    assert states_own_limit(sentence) is limit
+
+
+def test_limitations_an_abstract_does_not_state_are_refused_with_the_reason() -> None:
+    motivated = "Existing methods cannot scale to long inputs. FooNet scales to long inputs."
+    verdict = _verdict("What are the limitations of FooNet?", motivated)
+    assert not verdict.answerable
+    assert verdict.reason == "the abstract of FooNet does not state its limitations"
+    stated = motivated + " FooNet is limited to inputs of one language."
+    assert _verdict("What are the limitations of FooNet?", stated).answerable
 
 
 def test_how_well_asks_how_good_a_result_is_which_a_claim_answers() -> None:

@@ -813,6 +813,13 @@ def check_answerable(
     def unstated(part: str) -> tuple[str, float] | None:
         """Why `part` of the question asks for a detail the papers do not state (None when it
         asks for none, or for one they state)."""
+        # "What are its limitations?": a sentence must say what the paper's own work cannot do,
+        # not what earlier work cannot (abstracts motivate a method by others' limits).
+        if asks_own_limits(part) and not any(states_own_limit(x) for x in own_sentences()):
+            return (
+                f"{where} not state {'its' if where.endswith('does') else 'their'} limitations",
+                0.0,
+            )
         # "Which datasets": a sentence must name one, not only say "several datasets".
         named = set()
         for modifiers, kind in named_kinds(part, named_paper=bool(subject_names)):
@@ -979,6 +986,45 @@ _CHOSEN_AMOUNT = re.compile(
 def without_chosen_amounts(question: str) -> str:
     """`question` without the "how many" / "how much" of amounts it asks how are chosen."""
     return _CHOSEN_AMOUNT.sub(r"\1", question)
+
+
+# "What are its limitations?", "What are the weaknesses of FooNet?", "Where does it fail?": the
+# asked paper's own limits.
+_LIMIT_NOUN = (
+    r"(?i:limitations?|weakness(?:es)?|drawbacks?|shortcomings?|downsides?|"
+    r"failure\s+(?:modes?|cases?))"
+)
+_OWN_LIMITS = re.compile(
+    r"\b(?:(?i:its|their|the\s+paper'?s|the\s+method'?s)|[A-Z][\w-]*'s)\s+"
+    rf"(?:(?i:main|key|known)\s+)?{_LIMIT_NOUN}\b"
+    rf"|\b{_LIMIT_NOUN}\s+(?i:of)\s+"
+    r"(?:(?i:it|them|this\s+(?:paper|method|work|approach))|[A-Z][\w-]*)\s*[?.]?\s*$"
+    r"|\b(?i:where\s+(?:does|do)\s+(?:it|they)\s+fail)\b",
+)
+# A sentence stating a limit: what cannot be done or is left open.
+_LIMIT = re.compile(
+    r"\b(?:limitations?|limited\s+to|restricted\s+to|fails?\s+(?:to|on|when)|cannot|can\s*not|"
+    r"unable|does\s+not\s+(?:scale|apply|hold|handle|generali[sz]e)|only\s+(?:applies|works|holds)|"
+    r"future\s+work|remains?\s+(?:an\s+)?open|drawbacks?|weakness(?:es)?|shortcomings?)\b",
+    re.IGNORECASE,
+)
+# ... of earlier work: "existing methods cannot ...", "prior approaches are limited to ...".
+_OTHERS_LIMIT = re.compile(
+    r"\b(?:existing|previous|prior|current|conventional|traditional|standard|earlier|most|many|"
+    r"these|such)\s+(?:[\w-]+\s+){0,2}(?:methods?|approaches|works?|models?|techniques?|systems?|"
+    r"algorithms?|solutions?|studies|frameworks?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_own_limits(question: str) -> bool:
+    """Whether the question asks for the limitations of the paper it is about."""
+    return bool(_OWN_LIMITS.search(question))
+
+
+def states_own_limit(sentence: str) -> bool:
+    """Whether a sentence states a limit of the paper's own work (not of earlier work)."""
+    return bool(_LIMIT.search(sentence)) and not _OTHERS_LIMIT.search(sentence)
 
 
 def is_model_refusal(text: str) -> bool:
