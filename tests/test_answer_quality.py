@@ -763,6 +763,9 @@ def test_comparing_the_papers_on_a_topic_compares_those_most_about_it(answerer) 
     assert compared.mode == "compare" and not compared.refused
     assert compared.cited_paper_ids == listed.cited_paper_ids[:MAX_COMPARED]
     assert compared.answer.startswith("| paper |")
+    # One paper on the topic is compared with nothing: it is answered as a question.
+    alone = answerer.answer("Compare the papers on KV cache loading")
+    assert alone.mode != "compare" and alone.cited_paper_ids[:1] == [CAKE_ID]
 
 
 def test_a_papers_name_opening_the_question_names_it(answerer) -> None:  # type: ignore[no-untyped-def]

@@ -969,7 +969,8 @@ class Answerer:
         filters = SearchFilters(status=status) if status else None
         hits = self._search(topic, CANDIDATES, filters, config)
         decision = self.judge_papers(topic, hits, config, filters)
-        return [h.paper_id for h in decision.relevant[:MAX_COMPARED]]
+        compared = [h.paper_id for h in decision.relevant[:MAX_COMPARED]]
+        return compared if len(compared) >= 2 else []  # one paper is compared with nothing
 
     def _compared(self, text: str) -> bool:
         """Whether `text` names two or more papers, and not only things one paper talks about
