@@ -34,13 +34,14 @@ def wants_subset(question: str) -> bool:
     return bool(_SUBSET.search(question))
 
 
+_COUNT_WORDS = "one two three four five six seven eight nine ten".split()
 _LIST = re.compile(
     rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
     r"|\b(?:list|name|find|show)\b[^?]*\b(?:papers|articles|publications|abstracts|"
     r"(?:\d+|some|few|top|recent)\s+(?:[\w-]+\s+)?(?:works|studies))\b"
     # "Give me three papers on X", "Can you recommend some recent work on Y?"
     r"|\b(?:give|recommend|suggest)\s+(?:me\s+|us\s+)?(?:(?:a|the|some|few|top|more|other|good|"
-    r"relevant|recent|key|\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+){0,3}"
+    rf"relevant|recent|key|\d+|{'|'.join(_COUNT_WORDS)})\s+){{0,3}}"
     r"(?:papers?|articles?|publications?|works?|studies)\b"
     r"|\b(?:is|are)\s+there\s+(?:any\s+|an?\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?)\b"
@@ -58,7 +59,6 @@ _LIST = re.compile(
 )
 
 
-_COUNT_WORDS = "one two three four five six seven eight nine ten".split()
 # "Give me three papers on X", "List the top 5 works about Y": how many papers the asker wants.
 _REQUESTED = re.compile(
     r"\b(?:list|name|find|show|give|recommend|suggest)\b[^?]*?\b(?:top\s+)?"

@@ -82,15 +82,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         yield inp.refuse(f"no {kind}paper is about this ({decision.rule()})")
         return
     among = "the collection"
-    if inp.filters is not None and inp.filters.active:
+    if filtered and inp.filters is not None:
         among = f"the {describe(inp.filters)} papers"
-    noun = "paper" if len(relevant) == 1 else "papers"
-    verb = "matches" if len(relevant) == 1 else "match"
-    share = ""
-    if asks_share(inp.question):  # "What fraction of papers are about X?"
-        total = len(tools.papers_by(inp.filters if filtered else None))
-        share = f", {len(relevant) / total:.1%} of the {total:,}" if total else ""
-    header = f"{len(relevant)} {noun} of {among} {verb}{share} ({decision.rule()}):"
     wanted = requested_count(inp.question)
     if wanted is not None and wanted < len(relevant):  # "Give me three papers on X"
         header = (
@@ -98,6 +91,13 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             f"({decision.rule()}):"
         )
         relevant = relevant[:wanted]
+    else:
+        noun, verb = ("paper", "matches") if len(relevant) == 1 else ("papers", "match")
+        share = ""
+        if asks_share(inp.question):  # "What fraction of papers are about X?"
+            total = len(tools.papers_by(inp.filters if filtered else None))
+            share = f", {len(relevant) / total:.1%} of the {total:,}" if total else ""
+        header = f"{len(relevant)} {noun} of {among} {verb}{share} ({decision.rule()}):"
     yield from list_papers(inp, tools, relevant, header, quote_of)
 
 
