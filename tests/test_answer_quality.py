@@ -830,6 +830,32 @@ def test_a_summary_of_many_papers_has_named_themes_and_clean_lines(full_home, on
 
 
 @pytest.mark.slow
+def test_a_topic_named_by_common_words_is_found_by_their_phrase(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    lexical = full.searcher.lexical
+    # "state" and "space" are each in a fifth or more of the abstracts; "state space" is not.
+    assert min(lexical.df["state"], lexical.df["space"]) > len(lexical.table.papers) / 6
+    phrase = re.compile(r"state[\s-]+space", re.I)
+
+    def writes_it(paper_id: str) -> bool:
+        text = lexical.table.papers[paper_id]["title"] + " ".join(
+            t for _, t in lexical.paper_chunks(paper_id)
+        )
+        return bool(phrase.search(text))
+
+    summary = full.answer("What do the papers say about state space models?")
+    assert summary.mode == "summarize" and not summary.refused
+    assert not summary.answer.startswith("No paper covers all of this"), summary.answer[:200]
+    assert len(summary.citations) >= 4
+    assert all(writes_it(c.paper_id) for c in summary.citations)
+    listed = full.answer("Which papers work on state space models?")
+    assert listed.mode == "list" and len(listed.citations) >= 10
+    assert all(writes_it(c.paper_id) for c in listed.citations)
+
+
+@pytest.mark.slow
 def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     from rag.settings import Settings
 
@@ -1444,6 +1470,48 @@ def test_common_words_anchor_a_topic_only_when_it_has_no_rarer_word() -> None:
     assert topical_anchors("Any work on Quartz?", weights, df, near, 1000) == ["quartz"]
 
 
+def test_a_topic_of_common_words_is_anchored_by_the_phrase_they_make() -> None:
+    from rag.answer.relevance import phrase_terms, topic_phrases, topical_anchors
+
+    # Shares of a 1,000-paper collection: "quartz" 0.3 and "lattice" 0.25 alone, 0.02 as a phrase.
+    frequency = {"quartz": 300, "lattic": 250, "quartz lattic": 20}
+    weights = TermWeights(tokenize, frequency, 1000)
+    df = lambda t: frequency.get(t, 0)  # noqa: E731
+    assert phrase_terms("Quartz-lattice models", weights) == {"quartz lattic", "lattic model"}
+    assert topic_phrases("Tell me about quartz lattice models", weights) == {"quartz lattic"}
+    # Half the nearest papers write the phrase: neither common word alone is distinctive of
+    # them, the phrase is.
+    near = ["Quartz lattice models of tables."] * 5 + ["Tables of graphs."] * 5
+    assert topical_anchors("quartz lattice models", weights, df, near, 1000) == ["quartz lattic"]
+    # Papers that use both words apart do not make them a phrase of the topic.
+    apart = ["A quartz grows in a lattice."] * 5 + ["Tables of graphs."] * 5
+    assert topical_anchors("quartz lattice models", weights, df, apart, 1000) == []
+    # A topic with a distinctive word is anchored by it alone.
+    frequency["tile"] = 10
+    tiles = ["Quartz lattice tiles."] * 10
+    assert topical_anchors("quartz lattice tiles", weights, df, tiles, 1000) == ["tile"]
+
+
+def test_a_phrase_anchor_decides_which_papers_are_on_the_topic() -> None:
+    from rag.answer.relevance import judge_papers
+
+    frequency = {"quartz": 300, "lattic": 250, "quartz lattic": 20}
+    weights = TermWeights(tokenize, frequency, 1000)
+    texts = {"a": "We fit quartz lattice models to tables.", "b": "Quartz grows in a lattice."}
+    hits = [PaperHit(pid, f"Paper {pid}", [], "", "", 1.0) for pid in texts]
+    decision = judge_papers(
+        "quartz lattice models",
+        hits,
+        weights,
+        texts.__getitem__,
+        {"a": 0.5, "b": 0.5},
+        lambda t: frequency.get(t, 0),
+        ["quartz lattic"],
+        1000,
+    )
+    assert [h.paper_id for h in decision.relevant] == ["a"]
+
+
 def test_a_follow_up_naming_nothing_reads_only_the_paper_under_discussion(answerer) -> None:  # type: ignore[no-untyped-def]
     from rag.answer.conversation import names_nothing
 
@@ -1535,6 +1603,13 @@ def test_a_theme_is_not_named_by_a_stock_phrase_of_abstracts() -> None:
     titles = ["QuartzNets for Tables", "QuartzNets at Scale"]
     abstracts = ["Recent advances in FooNets. Our QuartzNets work.", "Recent advances hold."]
     assert _theme(titles, abstracts, set(), set()) == "QuartzNets"
+
+
+def test_a_theme_name_does_not_cut_the_topics_name_in_two() -> None:
+    titles = ["Pruning Quartz Field Models", "Fast Pruning of Quartz Field Models"]
+    abstracts = ["We prune quartz field models.", "Pruning quartz field models is fast."]
+    # Not "Pruning quartz field": the phrase would end inside the topic's name.
+    assert _theme(titles, abstracts, {"quartz", "field", "model"}, set()) == "Pruning"
 
 
 def test_a_theme_name_ends_on_a_word_not_a_hyphen() -> None:

@@ -15,6 +15,7 @@ from rag.answer.chain import Answerer
 from rag.answer.intent import (
     asks_largest_teams,
     both_topics,
+    open_request,
     ranked_topic,
     similar_asked,
     summary_topic,
@@ -245,6 +246,15 @@ def test_papers_like_a_named_one_are_its_nearest_by_paper_vector(
 def test_asking_for_trends_asks_for_an_overview(question: str) -> None:
     assert wants_summary(question)
     assert summary_topic(question).split()[0] in {"graph", "BarNet-style"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What do the papers say about graph learning?", "Tell me about graph learning"],
+)
+def test_an_open_request_for_an_overview_has_the_topic_alone(question: str) -> None:
+    assert open_request(question)
+    assert summary_topic(question).rstrip("?") == "graph learning"
 
 
 @pytest.mark.slow

@@ -365,7 +365,7 @@ class Answerer:
         anchors = topical_anchors(
             topic,
             weights,
-            lambda t: df(t, 0),
+            lexical.document_frequency,
             [f"{h.title} {paper_text(h.paper_id)}" for h in nearest],
             n_papers,
         )

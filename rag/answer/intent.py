@@ -252,9 +252,9 @@ def wants_summary(question: str) -> bool:
 
 def summary_topic(question: str) -> str:
     """The topic of a request for an overview, without the request's opening words ("What are
-    the trends in X?" -> "X?")."""
+    the trends in X?" -> "X?", "What do the papers say about X?" -> "X?")."""
     topic = topic_of(question)
-    return _SUMMARY.sub("", topic, count=1).strip() or topic
+    return _OPEN_REQUEST.sub("", _SUMMARY.sub("", topic, count=1), count=1).strip() or topic
 
 
 # Open requests about something: "Tell me about X", "What do the papers say about X?", "What is

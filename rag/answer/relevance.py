@@ -196,6 +196,20 @@ def _anchors(
     return [t for t in used if document_frequency(t) <= ANCHOR_SPREAD * document_frequency(used[0])]
 
 
+def phrase_terms(text: str, weights: TermWeights) -> set[str]:
+    """The text's stemmed terms two in a row, as phrases ("state space")."""
+    stems = weights.tokenize([text])[0]
+    return {f"{a} {b}" for a, b in pairwise(stems) if a != b}
+
+
+def topic_phrases(topic: str, weights: TermWeights) -> set[str]:
+    """The phrases of two content terms in the topic's name ("state space models" -> "state
+    space")."""
+    name = topic_name(topic)
+    content = topic_terms(name, weights)
+    return {p for p in phrase_terms(name, weights) if all(t in content for t in p.split())}
+
+
 def topical_anchors(
     topic: str,
     weights: TermWeights,
@@ -209,9 +223,11 @@ def topical_anchors(
     often as the collection does: a word rare in abstracts but not about the topic ("look",
     "people", "turn") is not. A topic named only by common words is picked out by those most of
     the nearest papers use (see NEAR_ALL). Without `nearest`, or in a collection too small to
-    tell, `anchor_terms`."""
+    tell, `anchor_terms`. A topic none of whose words is distinctive may be named by a phrase
+    that is ("state space models": both words are common, the phrase is not); its most
+    distinctive such phrase is then its anchor (`document_frequency` takes phrases too)."""
     anchors = anchor_terms(topic, weights, document_frequency)
-    near = [weights.terms(text) for text in nearest[:NEAREST]]
+    near = [weights.terms(text) | phrase_terms(text, weights) for text in nearest[:NEAREST]]
     # A term only the nearest papers use reaches a lift of n_papers / len(near): in a small
     # collection (the 19 bundled papers) no lift is telling.
     if not near or n_papers < 2 * MIN_LIFT * len(near):
@@ -242,8 +258,12 @@ def topical_anchors(
         for t in sorted(weights.terms(name))
         if 0 < document_frequency(t) <= NEAREST
     ]
-    for text in (topic_name(topic), topic):
-        scored = [(lift(t), t) for t in topic_terms(text, weights) if document_frequency(t) > 0]
+    for candidates in (
+        topic_terms(topic_name(topic), weights),
+        topic_terms(topic, weights),
+        set() if kept else topic_phrases(topic, weights),
+    ):
+        scored = [(lift(t), t) for t in candidates if document_frequency(t) > 0]
         best = [t for (_, used), t in sorted(scored, reverse=True) if used >= 2 and distinctive(t)]
         if best:
             return list(dict.fromkeys([*kept, best[0]]))
@@ -306,9 +326,10 @@ def judge_papers(
     judged = []
     held: list[set[str]] = []  # each candidate's terms
     written_together = False  # some paper writes all the side-by-side anchors
+    phrased = any(" " in a for a in anchor_list)  # a phrase anchors the topic
     for hit in hits:
         text = f"{hit.title} {paper_text(hit.paper_id)}"
-        paper_terms = weights.terms(text)
+        paper_terms = weights.terms(text) | (phrase_terms(text, weights) if phrased else set())
         for written, name_terms in names:
             if name_terms & paper_terms and not written.search(text):
                 paper_terms = paper_terms - name_terms
@@ -324,7 +345,7 @@ def judge_papers(
                 covered / total if total else 0.0,
                 similarities.get(hit.paper_id, 0.0),
                 bool(anchor_set & paper_terms),
-                bool(anchor_set & weights.terms(hit.title)),
+                bool(anchor_set & (weights.terms(hit.title) | phrase_terms(hit.title, weights))),
             )
         )
     if joined and n_papers >= UNUSED_TELLS and not written_together:

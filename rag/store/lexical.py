@@ -118,12 +118,30 @@ class LexicalIndex:
         return NameIndex(self.table.papers, abstracts)
 
     def papers_with(self, term: str) -> set[str]:
-        """Papers with a chunk (title included) that contains the stemmed `term`."""
+        """Papers with a chunk (title included) that contains the stemmed `term`, or, for a
+        phrase of stemmed terms ("state space"), whose title or abstract writes them in a row."""
+        if " " in term:
+            needle = f" {term} "
+            return {pid for pid, stems in self._paper_stems.items() if needle in stems}
         vocab = self._bm25.vocab_dict if len(self.table) else {}
         if term not in vocab:
             return set()
         scores = np.asarray(self._bm25.get_scores([term]))
         return {self.table.paper_ids[i] for i in np.flatnonzero(scores > 0)}
+
+    def document_frequency(self, term: str) -> int:
+        """How many papers use `term` (a stemmed term, or a phrase of them: see `papers_with`)."""
+        return len(self.papers_with(term)) if " " in term else self.df.get(term, 0)
+
+    @cached_property
+    def _paper_stems(self) -> dict[str, str]:
+        """Each paper's title and abstract as its stemmed terms in order, space-separated and
+        space-padded (a phrase is then a substring; BM25 indexes single terms only)."""
+        stems = {}
+        for pid, meta in self.table.papers.items():
+            text = " ".join([meta.get("title", ""), *(t for _, t in self.paper_chunks(pid))])
+            stems[pid] = " " + " ".join(tokenize([text])[0]) + " "
+        return stems
 
     def rows_of(self, paper_id: str) -> list[int]:
         """The chunk-table rows of a paper, in abstract order."""

@@ -241,11 +241,16 @@ def _phrases(
 ) -> list[tuple[tuple[str, ...], str]]:
     """The one- to three-word phrases of `text` that could name a theme (stemmed key, words as
     shown): no function or asking word in them, not made of asked words only (a single word
-    not asked at all)."""
+    not asked at all), and not cutting a run of asked words in two ("tuning large language" of
+    "tuning large language models")."""
     found = []
     for segment in _SEGMENT.split(text):
         words = _LABEL_WORD.findall(segment)
         stems = weights.tokenize(words) if words else []  # one token list per word
+
+        # at[j + 1]: whether word j is asked about (False one past either end)
+        at = [False, *(bool(st) and st[0] in asked for st in stems), False]
+
         for i in range(len(words)):
             for n in (1, 2, 3):
                 run = list(zip(words[i : i + n], stems[i : i + n], strict=True))
@@ -253,6 +258,8 @@ def _phrases(
                     break
                 key = tuple(st[0] for _, st in run)
                 if set(key) <= asked or (n == 1 and key[0] in asked):
+                    continue
+                if (at[i] and at[i + 1]) or (at[i + n] and at[i + n + 1]):
                     continue
                 found.append((key, " ".join(_label_case(w) for w, _ in run)))
     return found
