@@ -855,6 +855,34 @@ def test_a_topic_named_by_common_words_is_found_by_their_phrase(full_home, onnx_
     assert all(writes_it(c.paper_id) for c in listed.citations)
 
 
+def test_a_kind_asked_of_the_papers_on_a_topic_is_asked_paper_by_paper() -> None:
+    from rag.answer.intent import over_papers
+
+    assert over_papers("Which datasets do the papers on quartz tiling use?")
+    assert over_papers("What benchmarks are used by works about FooNets?")
+    assert not over_papers("Which datasets does the paper on quartz tiling use?")  # one paper
+    assert not over_papers("Which datasets do these papers use?")
+
+
+@pytest.mark.slow
+def test_the_gpus_of_the_papers_on_a_topic_are_named_paper_by_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    answer = full.answer("Which GPUs do the papers on LLM inference serving use?")
+    assert answer.mode == "list" and not answer.refused, answer.refusal_reason
+    head = re.match(
+        r"(\d+) papers of the collection .* match; (\d+) of them name the GPUs", answer.answer
+    )
+    assert head, answer.answer[:300]
+    matching, naming = int(head.group(1)), int(head.group(2))
+    assert 0 < naming < matching and len(answer.citations) == naming
+    # Each cited line quotes a sentence that names a GPU model beside the word.
+    for sentence in answer.sentences:
+        assert re.search(r"\b[A-Z]\w*\d\w*\b[^.]{0,30}\bGPUs?\b", sentence.text), sentence.text
+    assert f"The abstracts of the other {matching - naming} do not name the GPUs:" in answer.answer
+
+
 @pytest.mark.slow
 def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     from rag.settings import Settings

@@ -970,3 +970,31 @@ def test_a_usage_ranking_is_refused_with_a_way_forward(answerer) -> None:  # typ
     answer = answerer.answer("What are the most common datasets at ICML 2025?")
     assert answer.refused and answer.refusal_reason == USAGE_REASON
     assert "How many papers use" in USAGE_REASON
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "names"),
+    [
+        ("We evaluate FooNet on the QuartzBench benchmark.", "benchmarks", True),
+        ("Results on benchmarks like QZR-1 and QZR-2 improve.", "benchmarks", True),
+        ("It runs 3x faster on RTX3060 and A100 GPUs.", "GPUs", True),
+        # A model far from the word for the kind is no instance of it.
+        (
+            "Using the BarLM-7B backbone, FooNet gains 3 points on two benchmarks.",
+            "benchmarks",
+            False,
+        ),
+        ("BarLM-70B inference over 8 GPUs is 20% faster.", "GPUs", False),
+        # The paper's own method, and a kind said without a name, name nothing.
+        ("FooNet sets the state of the art on several benchmarks.", "benchmarks", False),
+        ("We release a benchmark of tiled quartz images.", "benchmarks", False),
+    ],
+)
+def test_a_sentence_names_an_instance_of_a_kind_where_it_stands_by_the_kind(
+    sentence: str, kind: str, names: bool
+) -> None:
+    from rag.answer.refusal import names_an_instance
+
+    abstract = f"We propose FooNet, a tiling method. {sentence}"
+    question = f"Which {kind} do the papers on tiling use?"
+    assert names_an_instance(sentence, kind, question, "Tiling", abstract, _weights()) is names

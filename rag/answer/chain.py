@@ -50,6 +50,7 @@ from rag.answer.intent import (
     compared_topic,
     open_request,
     others_topic,
+    over_papers,
     picks_among,
     referenced_positions,
     refers_to_it,
@@ -87,6 +88,7 @@ from rag.answer.refusal import (
     asks_usage_ranking,
     check_answerable,
     coverage,
+    named_kinds,
     names_no_subject,
 )
 from rag.answer.relevance import (
@@ -525,6 +527,8 @@ class Answerer:
             mode = "summarize"  # "Tell me about X", X a topic, not a paper
         elif mode == "ask" and wants_papers(question):
             mode = "list"  # "Which papers ...?" is answered with every matching paper
+        elif mode == "ask" and over_papers(question) and named_kinds(question):
+            mode = "list"  # "Which datasets do the papers on X use?": paper by paper
         elif (
             mode == "ask"
             and not request.history

@@ -90,6 +90,19 @@ def requested_count(question: str) -> int | None:
     return count or None
 
 
+# "Which datasets do the papers on X use?", "What benchmarks are used by papers about Y?": what
+# is asked for is asked of each paper on a topic.
+_OVER_PAPERS = re.compile(
+    rf"\b{_PAPERS}\s+(?:on|about|in|for|that|which|studying|using|addressing|tackling)\b",
+    re.IGNORECASE,
+)
+
+
+def over_papers(question: str) -> bool:
+    """Whether the question asks something of the papers on a topic ("... the papers on X")."""
+    return bool(_OVER_PAPERS.search(without_venues(question)))
+
+
 def wants_papers(question: str) -> bool:
     """Whether the question asks for the set of papers about something."""
     return bool(_LIST.search(without_venues(question)))

@@ -490,6 +490,48 @@ def states_instance(sentence: str, kind: str) -> bool:
     return any(w not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words)
 
 
+# Where a name stands to name a thing of a kind: at most INSTANCE_BEFORE words before a word
+# for the kind ("the GSM8K benchmark", "RTX3060 and A100 GPUs"; not "Llama-70B inference over 8
+# GPUs"), or at most INSTANCE_AFTER words after it, introduced ("benchmarks like RULER, ...",
+# "datasets (QZR-1, ...)").
+INSTANCE_BEFORE = 3
+INSTANCE_AFTER = 8
+_INTRODUCING = re.compile(r"\b(?:like|such as|including|e\.g\.|namely|from)\b|[(:]", re.I)
+
+
+def names_an_instance(
+    sentence: str, kind: str, asked: str, title: str, abstract: str, weights: TermWeights
+) -> bool:
+    """Whether `sentence` of a paper (`title`, `abstract`) names a thing of `kind` that the
+    question (`asked`) does not name: in so many words (see `states_instance`), or by a name
+    written where it names one (see INSTANCE_BEFORE), not the paper's own method, a short form
+    it defines, a word of its title, nor (for data) a method it is compared with."""
+    if states_instance(sentence, kind):
+        return True
+    short = defined_abbreviations(abstract, any_case=True)
+    own_words = " ".join([title, *short.values()]).lower()
+    names = instance_names(sentence, asked, short, own_words, {method_name(abstract)} - {""})
+    names = [n for n in names if n.lower().rstrip("s") not in kind_words(kind)]
+    if kind.lower() in DATA_KINDS:
+        names = [n for n in names if n not in compared_names(sentence)]
+    if not names:
+        return False
+    kind_terms = weights.terms(" ".join(kind_words(kind)))
+    spans = [(m.start(), m.end(), m.group()) for m in re.finditer(r"[^\s,;]+", sentence)]
+    kinds = [i for i, (_, _, w) in enumerate(spans) if weights.terms(w) & kind_terms]
+    named = [
+        i for i, (_, _, w) in enumerate(spans) if any(w.strip(".()").startswith(n) for n in names)
+    ]
+    for k in kinds:
+        for i in named:
+            if 0 < k - i <= INSTANCE_BEFORE:
+                return True
+            between = sentence[spans[k][1] : spans[i][0]]
+            if 0 < i - k <= INSTANCE_AFTER and _INTRODUCING.search(between):
+                return True
+    return False
+
+
 # Where a sentence names the methods a paper is compared with: after a word of comparison, up to
 # the end of the clause ("faster than Llama- and Mamba-based LLMs", "outperforms FooNet and
 # BarNet on ..."), and before "-based" / "-style" (an architecture a model is built on).

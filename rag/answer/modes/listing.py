@@ -13,13 +13,14 @@ from rag.answer.context import score_sentences
 from rag.answer.intent import (
     asks_share,
     author_topic,
+    over_papers,
     requested_count,
     topic_of,
     without_status,
 )
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.quotes import classify, is_link, quote_support, short_title
-from rag.answer.refusal import topic_terms
+from rag.answer.refusal import kind_words, named_kinds, names_an_instance, topic_terms
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
 from rag.retrieve.hybrid import SearchFilters
 
@@ -85,6 +86,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if filtered and inp.filters is not None:
         among = f"the {describe(inp.filters)} papers"
     wanted = requested_count(inp.question)
+    kinds = named_kinds(inp.question)
+    if kinds and over_papers(inp.question):  # "Which datasets do the papers on X use?"
+        yield from _instances(inp, tools, relevant, kinds[0][1], f"{among} ({decision.rule()})")
+        return
     if wanted is not None and wanted < len(relevant):  # "Give me three papers on X"
         header = (
             f"The {wanted} most relevant of the {len(relevant)} papers of {among} that match "
@@ -99,6 +104,48 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             share = f", {len(relevant) / total:.1%} of the {total:,}" if total else ""
         header = f"{len(relevant)} {noun} of {among} {verb}{share} ({decision.rule()}):"
     yield from list_papers(inp, tools, relevant, header, quote_of)
+
+
+def _instances(
+    inp: ModeInput, tools: ModeTools, relevant: Sequence[PaperHit], kind: str, among: str
+) -> Iterator[AnswerEvent]:
+    """The papers on the topic whose abstracts name a `kind` ("datasets"), each with the
+    sentence naming it; then those whose abstracts do not."""
+    weights = tools.weights()
+    kind_terms = weights.terms(" ".join(kind_words(kind)))
+    quotes: dict[str, str] = {}
+    for hit in relevant:
+        sentences = tools.abstract_sentences(hit.paper_id)
+        abstract = " ".join(sentences)
+        naming = [
+            x
+            for x in sentences
+            if names_an_instance(x, kind, inp.question, hit.title, abstract, weights)
+        ]
+        naming.sort(key=lambda x: not weights.terms(x) & kind_terms)  # the kind's word first
+        if naming:
+            quotes[hit.paper_id] = naming[0]
+    naming_hits = [h for h in relevant if h.paper_id in quotes]
+    silent = [h for h in relevant if h.paper_id not in quotes]
+    noun = "paper" if len(relevant) == 1 else "papers"
+    if not naming_hits:
+        yield inp.refuse(
+            f"the abstracts of the {len(relevant)} {noun} on this do not name the {kind}",
+            related=list(relevant[:3]),
+        )
+        return
+    header = (
+        f"{len(relevant)} {noun} of {among} match; {len(naming_hits)} of them name the {kind} "
+        "in their abstracts:"
+    )
+    footer = ""
+    if silent:
+        shown = "; ".join(short_title(h.title) for h in silent[:MAX_LISTED])
+        more = f" (and {len(silent) - MAX_LISTED} more)" if len(silent) > MAX_LISTED else ""
+        footer = f"The abstracts of the other {len(silent)} do not name the {kind}: {shown}{more}."
+    yield from list_papers(
+        inp, tools, naming_hits, header, lambda h, _: quotes[h.paper_id], footer=footer
+    )
 
 
 def describe(filters: SearchFilters) -> str:
@@ -189,9 +236,11 @@ def list_papers(
     header: str,
     quote_of: Callable[[PaperHit, list[str]], str],
     lead: Callable[[PaperHit], str] | None = None,
+    footer: str = "",
 ) -> Iterator[AnswerEvent]:
     """The answer: `header`, then one line per paper quoting its abstract (checked) and citing
-    it, at most MAX_LISTED lines; `lead` gives what a line says before the paper's name."""
+    it, at most MAX_LISTED lines, then `footer`; `lead` gives what a line says before the
+    paper's name."""
     result = inp.result
     lines = [header]
     for ref, hit in enumerate(hits[:MAX_LISTED], start=1):
@@ -202,6 +251,8 @@ def list_papers(
         result.sentences.append(AnswerSentence(quote, [ref], quote_support(quote, sentences)))
     if len(hits) > MAX_LISTED:
         lines.append(f"(and {len(hits) - MAX_LISTED} more)")
+    if footer:
+        lines.append(footer)
     result.answer = "\n".join(lines)
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=result.answer)
