@@ -872,7 +872,7 @@ def test_the_gpus_of_the_papers_on_a_topic_are_named_paper_by_paper(full_home, o
     answer = full.answer("Which GPUs do the papers on LLM inference serving use?")
     assert answer.mode == "list" and not answer.refused, answer.refusal_reason
     head = re.match(
-        r"(\d+) papers of the collection .* match; (\d+) of them name the GPUs", answer.answer
+        r"(\d+) papers of the collection match \(.*\); (\d+) of them name the GPUs", answer.answer
     )
     assert head, answer.answer[:300]
     matching, naming = int(head.group(1)), int(head.group(2))
@@ -881,6 +881,16 @@ def test_the_gpus_of_the_papers_on_a_topic_are_named_paper_by_paper(full_home, o
     for sentence in answer.sentences:
         assert re.search(r"\b[A-Z]\w*\d\w*\b[^.]{0,30}\bGPUs?\b", sentence.text), sentence.text
     assert f"The abstracts of the other {matching - naming} do not name the GPUs:" in answer.answer
+    # Asked after a list, of the papers listed.
+    listed = full.answer("Which papers work on LLM inference serving?")
+    history = [("Which papers work on LLM inference serving?", listed.answer)]
+    follow = full.answer(
+        "Which GPUs do they use?", history=history, history_papers=listed.cited_paper_ids
+    )
+    assert follow.mode == "list" and not follow.refused, follow.refusal_reason
+    assert follow.answer.startswith(f"Of the {len(listed.citations)} papers discussed, ")
+    assert 0 < len(follow.citations) < len(listed.citations)
+    assert set(follow.cited_paper_ids) <= set(listed.cited_paper_ids)
 
 
 @pytest.mark.slow

@@ -491,6 +491,18 @@ class Answerer:
             mode = "authors"
             base = request.filters or SearchFilters()
             request = replace(request, filters=replace(base, author=author))
+        elif (
+            mode == "ask"
+            and len(request.history_papers) > 1
+            and named_kinds(question)
+            and refers_to_them(question)
+            and not self._subject_papers(question)
+        ):
+            # "Which datasets do they use?" after a list: asked of each paper discussed
+            mode = "list"
+            base = request.filters or SearchFilters()
+            only = frozenset(request.history_papers)
+            request = replace(request, filters=replace(base, paper_ids=only))
         elif mode == "ask" and request.history_papers and wants_subset(question):
             # "Which of them ...": a list over the papers of the previous answer
             mode = "list"

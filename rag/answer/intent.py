@@ -103,6 +103,13 @@ def over_papers(question: str) -> bool:
     return bool(_OVER_PAPERS.search(without_venues(question)))
 
 
+def papers_topic(question: str) -> str:
+    """What follows the papers a question asks something of ("Which datasets do the papers on
+    X use?" -> "on X use?"); the question when it asks of no such papers."""
+    found = _OVER_PAPERS.search(without_venues(question))
+    return without_venues(question)[found.start() :].split(None, 1)[-1] if found else question
+
+
 def wants_papers(question: str) -> bool:
     """Whether the question asks for the set of papers about something."""
     return bool(_LIST.search(without_venues(question)))

@@ -14,6 +14,7 @@ from rag.answer.intent import (
     asks_share,
     author_topic,
     over_papers,
+    papers_topic,
     requested_count,
     topic_of,
     without_status,
@@ -40,11 +41,18 @@ MEANING_BAND = 0.05
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     topic = topic_of(inp.question)
+    kinds = named_kinds(inp.question)
+    if kinds and over_papers(inp.question):
+        topic = papers_topic(inp.question)  # "Which GPUs do the papers on X use?": X
     if inp.filters is not None and inp.filters.status:
         topic = without_status(topic)  # "the orals on X": the status is a filter, X the topic
     weights = tools.weights()
     filtered = inp.filters is not None and inp.filters.active
-    if not topic_terms(topic, weights) and (filtered or not _REFERS.search(topic)):
+    discussed = inp.filters is not None and inp.filters.paper_ids is not None
+    if (kinds and discussed) or (
+        not topic_terms(topic, weights) and (filtered or not _REFERS.search(topic))
+    ):
+        # "Which datasets do they use?" after a list: asked of each paper discussed.
         # "How many orals are there?", "Which of them are spotlights?", "How many papers are
         # there?": no topic, only filters (or none); "Which papers use it?" has one, unnamed.
         yield from run_filtered(inp, tools)
@@ -86,9 +94,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if filtered and inp.filters is not None:
         among = f"the {describe(inp.filters)} papers"
     wanted = requested_count(inp.question)
-    kinds = named_kinds(inp.question)
     if kinds and over_papers(inp.question):  # "Which datasets do the papers on X use?"
-        yield from _instances(inp, tools, relevant, kinds[0][1], f"{among} ({decision.rule()})")
+        noun, verb = ("paper", "matches") if len(relevant) == 1 else ("papers", "match")
+        lead = f"{len(relevant)} {noun} of {among} {verb} ({decision.rule()});"
+        yield from _instances(inp, tools, relevant, kinds[0][1], lambda k: f"{lead} {k} of them")
         return
     if wanted is not None and wanted < len(relevant):  # "Give me three papers on X"
         header = (
@@ -107,10 +116,15 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
 
 
 def _instances(
-    inp: ModeInput, tools: ModeTools, relevant: Sequence[PaperHit], kind: str, among: str
+    inp: ModeInput,
+    tools: ModeTools,
+    relevant: Sequence[PaperHit],
+    kind: str,
+    lead: Callable[[int], str],
 ) -> Iterator[AnswerEvent]:
-    """The papers on the topic whose abstracts name a `kind` ("datasets"), each with the
-    sentence naming it; then those whose abstracts do not."""
+    """The papers (on a topic, or discussed) whose abstracts name a `kind` ("datasets"), each
+    with the sentence naming it, after `lead` (what the papers are, and how many of them name
+    one); then those whose abstracts do not."""
     weights = tools.weights()
     kind_terms = weights.terms(" ".join(kind_words(kind)))
     quotes: dict[str, str] = {}
@@ -130,14 +144,14 @@ def _instances(
     noun = "paper" if len(relevant) == 1 else "papers"
     if not naming_hits:
         yield inp.refuse(
-            f"the abstracts of the {len(relevant)} {noun} on this do not name the {kind}",
+            f"the abstracts of the {len(relevant)} {noun} do not name the {kind}",
             related=list(relevant[:3]),
         )
         return
-    header = (
-        f"{len(relevant)} {noun} of {among} match; {len(naming_hits)} of them name the {kind} "
-        "in their abstracts:"
+    verb, where = (
+        ("names", "its abstract") if len(naming_hits) == 1 else ("name", "their abstracts")
     )
+    header = f"{lead(len(naming_hits))} {verb} the {kind} in {where}:"
     footer = ""
     if silent:
         shown = "; ".join(short_title(h.title) for h in silent[:MAX_LISTED])
@@ -168,6 +182,12 @@ def run_filtered(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if not hits:
         where = "the papers discussed" if discussed else "the collection"
         yield inp.refuse(f"no paper of {where} is {kind}")
+        return
+    kinds = named_kinds(inp.question)
+    if discussed and kinds:  # "Which benchmarks do they use?" after a list: paper by paper
+        yield from _instances(
+            inp, tools, hits, kinds[0][1], lambda k: f"Of the {len(hits)} papers discussed, {k}"
+        )
         return
     noun = "paper" if len(hits) == 1 else "papers"
     where = "papers discussed" if discussed else "collection"
