@@ -337,6 +337,24 @@ def test_the_approach_is_the_authors_own_work_not_a_sentence_on_earlier_work() -
     assert classify(weaker)["approach"] == weaker[1]
 
 
+def test_an_approach_may_be_what_the_authors_train_and_a_problem_what_is_not_understood() -> None:
+    sentences = [
+        "FooNets predict tile layouts well.",
+        "How FooNets represent tiles is not well understood.",
+        "Motivated by this, we train sparse probes on the hidden states of a FooNet.",
+        "Our study shows that probes recover 90% of the tile types.",
+    ]
+    cells = classify(sentences)
+    assert cells["approach"] == sentences[2]
+    assert cells["problem"] == sentences[1]
+    assert cells["key result"] == sentences[3]
+    # Without a sentence stating a problem, the abstract's opening sentence is the problem.
+    assert classify([sentences[0], *sentences[2:]])["problem"] == sentences[0]
+    # "We propose" presents the method more surely than "In this work, we study".
+    both = ["In this work, we investigate FooNets.", "We propose BarNet, a tiling method."]
+    assert classify(both)["approach"] == both[1]
+
+
 # Refusals -----------------------------------------------------------------------------------------
 def test_a_detail_the_abstract_does_not_state_is_refused_with_a_reason(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer("What learning rate does Cake use?")

@@ -13,11 +13,14 @@ COLUMNS = ("problem", "approach", "data/setting", "key result")
 _CUES: dict[str, re.Pattern[str]] = {
     "problem": re.compile(
         r"\b(challeng|problem|limit|however|remain|lack|suffer|issue|gap|difficult|costly|"
-        r"bottleneck|fail|hinder|constrain|struggl|expensive)",
+        r"bottleneck|fail|hinder|constrain|struggl|expensive|unclear|unknown|little is known|"
+        r"(?:not well|poorly|not fully) understood|open question)",
         re.I,
     ),
     "approach": re.compile(
-        r"\b(we (propose|present|introduce|develop|design|study|analy[sz]e|provide)|this paper|"
+        r"\b(we (propose|present|introduce|develop|design|study|analy[sz]e|provide|train|build|"
+        r"construct|derive|formulate|establish|leverage|employ|adopt|extend|investigate|"
+        r"explore|examine|apply|cast|frame|reformulate|revisit)|this paper|"
         r"our (method|approach|framework)|framework|introduces|proposes|we show that|called|"
         r"termed|named)\b",
         re.I,
@@ -55,10 +58,12 @@ def is_link(sentence: str) -> bool:
 # The authors presenting their own work ("we propose", "this paper", "our method"): a stronger
 # sign of the approach than a word such as "framework", which a sentence on earlier work uses too.
 _PRESENTS = re.compile(
-    r"\b(we (propose|present|introduce|develop|design)|this (paper|work)|our (method|approach|"
-    r"framework|model|algorithm))\b",
+    r"\b(we (propose|present|introduce|develop|design)|our (method|approach|framework|model|"
+    r"algorithm))\b",
     re.I,
 )
+# "In this paper, we study ...": the authors speak of their work, maybe not of their method.
+_THIS_WORK = re.compile(r"\bthis (paper|work)\b", re.I)
 
 
 def classify(sentences: Sequence[str]) -> dict[str, str]:
@@ -76,13 +81,14 @@ def classify(sentences: Sequence[str]) -> dict[str, str]:
                 key=lambda i: (
                     not _PRESENTS.search(sentences[i]),
                     bool(_CUES["problem"].search(sentences[i])),
+                    not _THIS_WORK.search(sentences[i]),
                     i,
                 )
             )
         if column == "key result":
             candidates = sorted(candidates, key=lambda i: -i)  # results come late in abstracts
-        if column == "problem" and not candidates and sentences:
-            candidates = [0]
+        if column == "problem" and sentences:
+            candidates = [*candidates, 0]  # an abstract opens on its problem
         choice = next((i for i in candidates if i not in used), None)
         if choice is not None:
             used.add(choice)
