@@ -1662,10 +1662,15 @@ def test_a_theme_is_not_named_by_a_stock_phrase_of_abstracts() -> None:
 
 
 def test_a_theme_name_does_not_cut_the_topics_name_in_two() -> None:
-    titles = ["Pruning Quartz Field Models", "Fast Pruning of Quartz Field Models"]
-    abstracts = ["We prune quartz field models.", "Pruning quartz field models is fast."]
-    # Not "Pruning quartz field": the phrase would end inside the topic's name.
-    assert _theme(titles, abstracts, {"quartz", "field", "model"}, set()) == "Pruning"
+    titles = ["Pruning Quartz Lattice Models", "Fast Pruning of Quartz Lattice Models"]
+    abstracts = ["We prune quartz lattice models.", "Pruning quartz lattice models is fast."]
+    # Not "Pruning quartz lattice": the name is shown to the end of the topic's name.
+    asked = {"quartz", "lattic", "model"}
+    assert _theme(titles, abstracts, asked, set()) == "Pruning quartz lattice models"
+    # Longer than MAX_LABEL_WORDS, it is not a name.
+    titles = [t.replace("Lattice", "Lattice Tile") for t in titles]
+    abstracts = [a.replace("lattice", "lattice tile") for a in abstracts]
+    assert _theme(titles, abstracts, asked | {"tile"}, set()) == "Pruning"
 
 
 def test_a_theme_name_ends_on_a_word_not_a_hyphen() -> None:

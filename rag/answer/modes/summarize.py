@@ -165,6 +165,9 @@ _STOCK_WORDS = frozenset(
     promising remarkable impressive various numerous wide widely""".split()
 )
 _NOT_LABELS = ASKING_WORDS | FUNCTION_WORDS | _STOCK_WORDS
+# A theme name read on to the end of the topic's name ("pruning large language models") has at
+# most this many words.
+MAX_LABEL_WORDS = 4
 
 
 def theme_name(
@@ -241,8 +244,8 @@ def _phrases(
 ) -> list[tuple[tuple[str, ...], str]]:
     """The one- to three-word phrases of `text` that could name a theme (stemmed key, words as
     shown): no function or asking word in them, not made of asked words only (a single word
-    not asked at all), and not cutting a run of asked words in two ("tuning large language" of
-    "tuning large language models")."""
+    not asked at all), and not cutting the topic's name in two: "pruning large language" is
+    shown to the name's end, "pruning large language models" (MAX_LABEL_WORDS at most)."""
     found = []
     for segment in _SEGMENT.split(text):
         words = _LABEL_WORD.findall(segment)
@@ -259,9 +262,19 @@ def _phrases(
                 key = tuple(st[0] for _, st in run)
                 if set(key) <= asked or (n == 1 and key[0] in asked):
                     continue
-                if (at[i] and at[i + 1]) or (at[i + n] and at[i + n + 1]):
+                # Two asked words at either end, and the run of asked words goes on: the phrase
+                # cuts the topic's name.
+                if at[i] and at[i + 1]:
                     continue
-                found.append((key, " ".join(_label_case(w) for w, _ in run)))
+                shown = [w for w, _ in run]
+                if at[i + n] and at[i + n + 1]:  # shown to the end of the name
+                    end = i + n
+                    while end < len(words) and at[end + 1]:
+                        end += 1
+                    shown = words[i:end]
+                    if len(shown) > MAX_LABEL_WORDS or any(w.lower() in _NOT_LABELS for w in shown):
+                        continue
+                found.append((key, " ".join(_label_case(w) for w in shown)))
     return found
 
 
