@@ -13,6 +13,8 @@ import pytest
 
 from rag.answer.chain import Answerer
 from rag.answer.intent import (
+    asked_length,
+    asks_authors_average,
     asks_largest_teams,
     both_topics,
     open_request,
@@ -82,6 +84,49 @@ def test_the_paper_with_the_most_authors_is_ranked_first(bundled_settings: Setti
     assert len(papers[top]["authors"]) == largest
     sizes = [int(n) for n in re.findall(r": (\d+) authors \(", answer.answer)]
     assert sizes == sorted(sizes, reverse=True) and len(sizes) == min(5, len(papers))
+
+
+@pytest.mark.parametrize(
+    ("question", "length", "average"),
+    [
+        ("Which paper has the longest title?", ("title", True), False),
+        ("Which papers have the shortest abstracts?", ("abstract", False), False),
+        ("Whose abstract is the longest?", ("abstract", True), False),
+        ("How many authors does a paper have on average?", None, True),
+        ("What is the median number of authors?", None, True),
+        ("How many authors per paper are there?", None, True),
+        ("Which papers study the longest context lengths?", None, False),
+        ("How many authors does FooNet have?", None, False),
+    ],
+)
+def test_questions_that_measure_the_records(
+    question: str, length: tuple[str, bool] | None, average: bool
+) -> None:
+    assert asked_length(question) == length
+    assert asks_authors_average(question) is average
+    assert wants_ranking(question) is (length is not None or average)
+
+
+def test_titles_are_ranked_by_length_and_authors_averaged_from_the_records(
+    bundled_settings: Settings,
+) -> None:
+    answerer = Answerer(bundled_settings, llm_spec="extractive")
+    papers = answerer.searcher.lexical.table.papers
+    answer = answerer.answer("Which paper has the longest title?")
+    assert answer.mode == "ranked" and not answer.refused
+    longest = max(len(meta["title"].split()) for meta in papers.values())
+    assert answer.answer.splitlines()[1].endswith(f": {longest} words [1]")
+    assert len(papers[answer.citations[0].paper_id]["title"].split()) == longest
+    sizes = [int(n) for n in re.findall(r": (\d+) words \[", answer.answer)]
+    assert sizes == sorted(sizes, reverse=True) and len(sizes) == 5
+    shortest = answerer.answer("Which paper has the shortest abstract?")
+    first = shortest.citations[0].paper_id
+    words = [len(" ".join(answerer.abstract_sentences(p)).split()) for p in papers]
+    assert len(" ".join(answerer.abstract_sentences(first)).split()) == min(words)
+    average = answerer.answer("How many authors does a paper have on average?")
+    counts = [len(meta["authors"]) for meta in papers.values()]
+    assert f"{sum(counts) / len(counts):.1f} authors on average" in average.answer
+    assert average.citations == [] and not average.refused
 
 
 def test_the_authors_with_the_most_papers_are_counted_from_the_author_lists(

@@ -998,3 +998,30 @@ def test_a_sentence_names_an_instance_of_a_kind_where_it_stands_by_the_kind(
     abstract = f"We propose FooNet, a tiling method. {sentence}"
     question = f"Which {kind} do the papers on tiling use?"
     assert names_an_instance(sentence, kind, question, "Tiling", abstract, _weights()) is names
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Which university has the most papers?", True),
+        ("What companies publish the most papers at ICML 2025?", True),
+        ("How many papers come from each country?", True),
+        ("What are the authors' affiliations?", True),
+        ("Which labs contributed papers on quartz tiling?", True),
+        ("Which countries does the FooNet dataset cover?", False),
+        ("Which paper uses a robot lab?", False),
+        ("What is the role of the company in the game?", False),
+    ],
+)
+def test_where_papers_come_from_is_not_recorded(question: str, asks: bool) -> None:
+    from rag.answer.refusal import asks_institutions
+
+    assert asks_institutions(question) is asks
+
+
+def test_a_question_about_affiliations_is_refused_with_why(answerer) -> None:  # type: ignore[no-untyped-def]
+    from rag.answer.refusal import INSTITUTION_REASON
+
+    answer = answerer.answer("Which university has the most papers?")
+    assert answer.refused and answer.refusal_reason == INSTITUTION_REASON
+    assert answer.citations == []

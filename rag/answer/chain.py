@@ -81,10 +81,12 @@ from rag.answer.prompts import chat_prompt
 from rag.answer.refusal import (
     ACCLAIM_REASON,
     ASKING_WORDS,
+    INSTITUTION_REASON,
     NO_SUBJECT_REASON,
     USAGE_REASON,
     affiliation_reason,
     asks_for_acclaim,
+    asks_institutions,
     asks_usage_ranking,
     check_answerable,
     coverage,
@@ -1055,6 +1057,8 @@ class Answerer:
             return ACCLAIM_REASON
         if mode in ("ask", "list") and asks_usage_ranking(question):
             return USAGE_REASON
+        if mode in ("ask", "list", "ranked") and asks_institutions(question):
+            return INSTITUTION_REASON
         if mode in ("authors", "list", "topics", "ranked", "similar"):
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:

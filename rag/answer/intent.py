@@ -546,13 +546,47 @@ def both_topics(question: str) -> tuple[str, str] | None:
     return found.group("first").strip(), found.group("second").strip()
 
 
+# Measures of the records themselves: "Which paper has the longest title?", "the shortest
+# abstracts", "How many authors does a paper have on average?".
+_LENGTH = re.compile(
+    r"\b(?P<end>longest|shortest)\s+(?P<field>titles?|abstracts?)\b"
+    r"|\b(?P<field2>titles?|abstracts?)\s+(?:is|are|was|were)\s+(?:the\s+)?(?P<end2>longest|shortest)\b",
+    re.IGNORECASE,
+)
+_AUTHORS_AVERAGE = re.compile(
+    r"\b(?:average|mean|median|typical)\s+(?:number\s+of\s+|size\s+of\s+(?:the\s+)?)?"
+    r"(?:co-?)?authors?\b|\bauthors?\s+per\s+paper\b"
+    r"|\bhow\s+many\s+(?:co-?)?authors\s+(?:does|do)\s+(?:a|an|each|the)\s+(?:\w+\s+)?papers?\s+"
+    r"(?:have|has)\s+on\s+average\b",
+    re.IGNORECASE,
+)
+
+
+def asked_length(question: str) -> tuple[str, bool] | None:
+    """The record field whose length is ranked ("title" or "abstract") and whether the longest
+    are asked for, if the question asks for one."""
+    found = _LENGTH.search(question)
+    if not found:
+        return None
+    field = (found.group("field") or found.group("field2")).lower().rstrip("s")
+    end = (found.group("end") or found.group("end2")).lower()
+    return field, end == "longest"
+
+
+def asks_authors_average(question: str) -> bool:
+    """Whether the question asks how many authors a paper has on average."""
+    return bool(_AUTHORS_AVERAGE.search(question))
+
+
 def wants_ranking(question: str) -> bool:
-    """Whether the question ranks authors by their papers or papers by their authors, or asks
-    who has papers on both of two topics."""
+    """Whether the question ranks authors by their papers or papers by their authors or by the
+    length of their titles or abstracts, asks who has papers on both of two topics, or how many
+    authors a paper has on average."""
     if _ACCLAIMED.search(question):
         return False
     found = _MOST_PAPERS.search(question) or _MOST_AUTHORS.search(question)
-    return bool(found) or both_topics(question) is not None
+    measured = asked_length(question) is not None or asks_authors_average(question)
+    return bool(found) or measured or both_topics(question) is not None
 
 
 def asks_largest_teams(question: str) -> bool:

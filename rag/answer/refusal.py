@@ -1002,6 +1002,32 @@ def affiliation_reason(source: str) -> str:
     )
 
 
+# Where papers come from, asked of the collection: "Which university has the most papers?",
+# "What companies publish at ICML?", "How many papers come from each country?", "the authors'
+# affiliations". Only the authors' names are recorded.
+_INSTITUTION = (
+    r"(?:universit(?:y|ies)|institut(?:e|es|ion|ions)|compan(?:y|ies)|labs?|laborator(?:y|ies)|"
+    r"countr(?:y|ies)|organi[sz]ations?|affiliations?|schools?|colleges?)"
+)
+_INSTITUTIONS = re.compile(
+    rf"\b(?:which|what|whose)\s+(?:\w+\s+)?{_INSTITUTION}\b[^?.!]*?"
+    r"\b(?:most|more|papers?|publications?|publish\w*|contribut\w*|represented|submitted|"
+    r"authors?)\b"
+    rf"|\b(?:papers?|publications?|authors?)\s+(?:\w+\s+){{0,2}}?(?:from|by|per|of)\s+"
+    rf"(?:each|which|what|every|different)\s+{_INSTITUTION}\b"
+    r"|\b(?:authors'?|their|its)\s+affiliations?\b",
+    re.IGNORECASE,
+)
+INSTITUTION_REASON = (
+    "the collection records its papers' authors by name, not their affiliations or countries"
+)
+
+
+def asks_institutions(question: str) -> bool:
+    """Whether the question asks where the collection's papers come from (see _INSTITUTIONS)."""
+    return bool(_INSTITUTIONS.search(question))
+
+
 def asks_usage_ranking(question: str) -> bool:
     """Whether the question asks which datasets, models or methods are used most."""
     return bool(_USAGE_RANKING.search(question))

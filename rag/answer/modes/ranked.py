@@ -5,16 +5,25 @@ the most authors, each paper cited to its card."""
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from rag.answer.bibtex import author_names, short_authors
 from rag.answer.citations import SUPPORTED, citation_for
-from rag.answer.intent import asks_largest_teams, both_topics, ranked_topic, without_status
+from rag.answer.intent import (
+    asked_length,
+    asks_authors_average,
+    asks_largest_teams,
+    both_topics,
+    ranked_topic,
+    without_status,
+)
 from rag.answer.modes.base import ModeInput, ModeTools
 from rag.answer.modes.listing import describe
 from rag.answer.modes.quotes import short_title
 from rag.answer.refusal import topic_terms
+from rag.answer.safety import safe_title
 from rag.records import AnswerEvent, AnswerSentence, PaperHit
 from rag.text.authors import fold
 
@@ -46,7 +55,12 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             yield inp.refuse(f"no paper of the collection is {kind.strip() or 'there'}")
             return
         among = f"the {len(papers):,} {kind}papers" + ("" if filters else " of the collection")
-    if asks_largest_teams(inp.question):
+    length = asked_length(inp.question)
+    if length is not None:
+        yield from _by_length(inp, tools, papers, among, *length)
+    elif asks_authors_average(inp.question):
+        yield from _authors_average(inp, papers, among)
+    elif asks_largest_teams(inp.question):
         yield from _largest_teams(inp, papers, among)
     else:
         yield from _most_papers(inp, papers, among)
@@ -181,6 +195,58 @@ def _largest_teams(inp: ModeInput, papers: Sequence[PaperHit], among: str) -> It
         inp.result.sentences.append(
             AnswerSentence(f"{short_title(paper.title)} has {n} authors.", [ref], SUPPORTED)
         )
+    yield from _finish(inp, lines)
+
+
+def _by_length(
+    inp: ModeInput,
+    tools: ModeTools,
+    papers: Sequence[PaperHit],
+    among: str,
+    field: str,
+    longest: bool,
+) -> Iterator[AnswerEvent]:
+    """The papers whose titles (or abstracts) are longest (or shortest), in words, each cited
+    with the measured text."""
+
+    def text_of(paper: PaperHit) -> str:
+        if field == "title":
+            return paper.title
+        return " ".join(tools.abstract_sentences(paper.paper_id))
+
+    sized = [(len(text_of(p).split()), len(text_of(p)), p) for p in papers]
+    sized = [x for x in sized if x[0]]
+    sign = -1 if longest else 1
+    sized.sort(key=lambda x: (sign * x[0], sign * x[1], x[2].title.lower()))
+    end = "longest" if longest else "shortest"
+    lines = [f"The papers with the {end} {field}s among {among}, in words:"]
+    for ref, (words, _, paper) in enumerate(sized[:MAX_TEAMS], start=1):
+        quoted = text_of(paper)
+        source = f"Title: {quoted}" if field == "title" else quoted
+        inp.result.citations.append(citation_for(ref, paper, source, supporting=[source]))
+        shown = safe_title(paper.title) if field == "title" else short_title(paper.title)
+        lines.append(f"- {shown}: {words} words [{ref}]")
+        inp.result.sentences.append(
+            AnswerSentence(f"{short_title(paper.title)}: {words} words.", [ref], SUPPORTED)
+        )
+    yield from _finish(inp, lines)
+
+
+def _authors_average(
+    inp: ModeInput, papers: Sequence[PaperHit], among: str
+) -> Iterator[AnswerEvent]:
+    """How many authors the papers have: mean, median and range, counted from the author
+    lists (no paper is cited: the figure is the collection's)."""
+    counts = sorted(n for n in (len(author_names(p.authors)) for p in papers) if n)
+    if not counts:
+        yield inp.refuse(f"no paper among {among} has an author list")
+        return
+    which = among if len(counts) == len(papers) else f"the {len(counts):,} with one among {among}"
+    lines = [
+        f"{which[:1].upper()}{which[1:]} have {statistics.mean(counts):.1f} authors on average "
+        f"(median {statistics.median(counts):g}, from {counts[0]} to {counts[-1]}), counted "
+        "from their author lists."
+    ]
     yield from _finish(inp, lines)
 
 
