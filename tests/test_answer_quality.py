@@ -912,6 +912,21 @@ def test_the_gpus_of_the_papers_on_a_topic_are_named_paper_by_paper(full_home, o
 
 
 @pytest.mark.slow
+def test_a_broad_summary_names_a_bounded_number_of_further_papers(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.answer.modes.summarize import MAX_NAMED
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    answer = full.answer("Summarize the papers on reinforcement learning")
+    found = re.search(r"^Also about this \((\d+) more\): (.+)$", answer.answer, flags=re.M)
+    assert found, answer.answer[-500:]
+    more = int(found.group(1))
+    assert more > MAX_NAMED  # a broad topic: more papers than are named
+    named = found.group(2).split("; ")
+    assert named[-1] == f"and {more - MAX_NAMED} more" and len(named) == MAX_NAMED + 1
+
+
+@pytest.mark.slow
 def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     from rag.settings import Settings
 

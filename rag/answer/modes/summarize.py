@@ -30,6 +30,8 @@ MIN_THEMED = 4
 # 0.71 / 0.69 -> 0.80 / 0.72, on-topic papers covered 0.79 / 0.83 -> 0.78 / 0.81 (8: 0.85 / 0.76
 # on topic, 0.68 / 0.77 covered).
 MAX_SUMMARIZED = 10
+# Further relevant papers named after the summary, at most (a broad topic has hundreds).
+MAX_NAMED = 25
 # When no paper is about the whole request, this many of the closest papers are summarized.
 CLOSEST = 5
 
@@ -96,9 +98,9 @@ def _summarize(
                 )
         parts.append("")
     if more:
-        parts.append(
-            f"Also about this ({len(more)} more): " + "; ".join(short_title(h.title) for h in more)
-        )
+        named = "; ".join(short_title(h.title) for h in more[:MAX_NAMED])
+        rest = f"; and {len(more) - MAX_NAMED} more" if len(more) > MAX_NAMED else ""
+        parts.append(f"Also about this ({len(more)} more): {named}{rest}")
     body = "\n".join(parts).strip()
     inp.clock.mark("first_token")
     yield AnswerEvent("token", text=body)
