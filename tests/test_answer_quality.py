@@ -1624,6 +1624,26 @@ def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
     assert both.startswith("Segmentation of new domains")
 
 
+def test_what_problem_a_paper_solves_quotes_the_sentence_stating_it() -> None:
+    question = "What problem does HeadCut solve?"
+    taken_up = "To address this challenge, we propose HeadCut, which prunes heads."
+    ranked = [
+        (Sentence(taken_up, 200, 270, 9.0), 1),
+        (Sentence("HeadCut is 2x faster on BarBench.", 271, 310, 5.0), 1),
+        (Sentence("Attention heads grow with the context and slow decoding.", 100, 199, 0.5), 1),
+        (Sentence("Transformers are used widely.", 0, 99, 0.4), 1),
+    ]
+    chosen = [s.text for s, _ in cover_question(question, ranked, _weights())]
+    # The sentence the method takes up states the problem, though it says no "problem".
+    assert "Attention heads grow with the context and slow decoding." in chosen
+    assert "Transformers are used widely." not in chosen
+    # Without such an opener, a sentence of the paper that states a problem answers.
+    ranked[0] = (Sentence("We propose HeadCut, which prunes heads.", 200, 270, 9.0), 1)
+    ranked[3] = (Sentence("However, decoding remains costly.", 0, 99, 0.4), 1)
+    chosen = [s.text for s, _ in cover_question(question, ranked, _weights())]
+    assert "However, decoding remains costly." in chosen
+
+
 def test_how_a_method_works_quotes_the_sentence_after_the_one_presenting_it() -> None:
     question = "How does HeadCut decide what to drop?"
     ranked = [

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from rag.answer.citations import MARKER
 from rag.answer.context import ContextPassage, Sentence, TermWeights, overlap_score
 from rag.answer.intent import wants_comparison, wants_identity
-from rag.answer.modes.quotes import is_link, states_approach
+from rag.answer.modes.quotes import is_link, states_approach, states_problem, takes_up_problem
 from rag.answer.refusal import (
     EXPERIMENT_WORDS,
     asks_amount,
@@ -39,6 +39,13 @@ _NUMBER = re.compile(r"\d")
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 # "How does X ...": a question about how something works.
 _HOW = re.compile(r"\bhow\s+(?:does|do|did|is|are|was|were|can)\b", re.IGNORECASE)
+# Asking what a paper is for: "What problem does X solve?", "Which challenge does it address?".
+_ASKS_PROBLEM = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:problems?|challenges?|issues?|limitations?|gaps?|"
+    r"bottlenecks?)\s+(?:does|do|did|is|are|was|were)\b[^?]*?\b(?:solve|address|tackle|"
+    r"overcome|fix|target|mitigate|remedy|resolve|handle|alleviate)\w*",
+    re.IGNORECASE,
+)
 
 
 # Greedy choice. A sentence joins the answer when it covers question terms not yet covered (or
@@ -309,6 +316,17 @@ def cover_question(
                 and ranked[i][1] == ranked[0][1]
                 and states_approach(ranked[i][0].text)
             ]
+        if not left and not met[k] and parts[k][1] is states_problem:
+            # "What problem does X solve?": the sentence before "To address this, we propose X"
+            # states it, else a sentence of the first paper that states a problem.
+            left = [j for i in chosen if (j := _before(ranked, i)) is not None and j not in chosen]
+            left = left or [
+                i
+                for i in range(len(ranked))
+                if i not in chosen
+                and ranked[i][1] == ranked[0][1]
+                and states_problem(ranked[i][0].text)
+            ]
         if left:
             take(max(left, key=lambda i: (gain(i), -i)))
     if each_method:
@@ -375,6 +393,18 @@ def cover_question(
             if nxt is not None and nxt not in chosen:
                 chosen.append(nxt)
     return [ranked[i] for i in chosen]
+
+
+def _before(ranked: Sequence[tuple[Sentence, int]], i: int) -> int | None:
+    """The sentence right before sentence `i` in its abstract, when `i` takes up the problem
+    that sentence states ("To address this challenge, ...") and it is among `ranked`."""
+    sentence, n = ranked[i]
+    if not takes_up_problem(sentence.text):
+        return None
+    before = [
+        j for j in range(len(ranked)) if ranked[j][1] == n and ranked[j][0].end <= sentence.start
+    ]
+    return max(before, key=lambda j: ranked[j][0].start, default=None)
 
 
 def answering_sentences(
@@ -458,6 +488,8 @@ def _answer_kind(part: str, short: Collection[str] = ()) -> Callable[[str], bool
         return lambda sentence: bool(
             _ENUMERATION.search(sentence) or instance_names(sentence, part, short)
         )
+    if _ASKS_PROBLEM.search(part):
+        return states_problem
     if _HOW.search(part):
         return states_approach
     return None

@@ -50,6 +50,27 @@ def states_approach(sentence: str) -> bool:
     return bool(_CUES["approach"].search(sentence))
 
 
+def states_problem(sentence: str) -> bool:
+    """Whether a sentence states a problem or a limitation ("X remains costly", "however"), not
+    one that takes up the problem stated before it ("To address this challenge, ...")."""
+    return bool(_CUES["problem"].search(sentence)) and not takes_up_problem(sentence)
+
+
+# A sentence that takes up the problem stated just before it: "To address this challenge, we
+# propose ...", "Motivated by this, ...".
+_TAKES_UP = re.compile(
+    r"^(?:to\s+(?:address|tackle|overcome|solve|mitigate|bridge|fill|close|remedy|alleviate|fix)"
+    r"\s+(?:this|these|that|those|such|the\s+above)|motivated\s+by\s+(?:this|these|that)|"
+    r"in\s+response)\b",
+    re.IGNORECASE,
+)
+
+
+def takes_up_problem(sentence: str) -> bool:
+    """Whether a sentence answers the problem the sentence before it states (see _TAKES_UP)."""
+    return bool(_TAKES_UP.match(sentence.strip()))
+
+
 def is_link(sentence: str) -> bool:
     """Whether a sentence points to code ("Code is at https://..."): not a claim to quote."""
     return bool(_LINK.search(sentence))
