@@ -1542,13 +1542,13 @@ def test_common_words_anchor_a_topic_only_when_it_has_no_rarer_word() -> None:
 
 
 def test_a_topic_of_common_words_is_anchored_by_the_phrase_they_make() -> None:
-    from rag.answer.relevance import phrase_terms, topic_phrases, topical_anchors
+    from rag.answer.relevance import adjacent_pairs, topic_phrases, topical_anchors
 
     # Shares of a 1,000-paper collection: "quartz" 0.3 and "lattice" 0.25 alone, 0.02 as a phrase.
     frequency = {"quartz": 300, "lattic": 250, "quartz lattic": 20}
     weights = TermWeights(tokenize, frequency, 1000)
     df = lambda t: frequency.get(t, 0)  # noqa: E731
-    assert phrase_terms("Quartz-lattice models", weights) == {"quartz lattic", "lattic model"}
+    assert adjacent_pairs("Quartz-lattice models", weights) == {"quartz lattic", "lattic model"}
     assert topic_phrases("Tell me about quartz lattice models", weights) == {"quartz lattic"}
     # Half the nearest papers write the phrase: neither common word alone is distinctive of
     # them, the phrase is.

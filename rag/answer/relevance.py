@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from itertools import pairwise
 
 import numpy as np
@@ -196,7 +197,7 @@ def _anchors(
     return [t for t in used if document_frequency(t) <= ANCHOR_SPREAD * document_frequency(used[0])]
 
 
-def phrase_terms(text: str, weights: TermWeights) -> set[str]:
+def adjacent_pairs(text: str, weights: TermWeights) -> set[str]:
     """The text's stemmed terms two in a row, as phrases ("state space")."""
     stems = weights.tokenize([text])[0]
     return {f"{a} {b}" for a, b in pairwise(stems) if a != b}
@@ -207,7 +208,7 @@ def topic_phrases(topic: str, weights: TermWeights) -> set[str]:
     space")."""
     name = topic_name(topic)
     content = topic_terms(name, weights)
-    return {p for p in phrase_terms(name, weights) if all(t in content for t in p.split())}
+    return {p for p in adjacent_pairs(name, weights) if all(t in content for t in p.split())}
 
 
 def topical_anchors(
@@ -227,7 +228,7 @@ def topical_anchors(
     that is ("state space models": both words are common, the phrase is not); its most
     distinctive such phrase is then its anchor (`document_frequency` takes phrases too)."""
     anchors = anchor_terms(topic, weights, document_frequency)
-    near = [weights.terms(text) | phrase_terms(text, weights) for text in nearest[:NEAREST]]
+    near = [weights.terms(text) for text in nearest[:NEAREST]]
     # A term only the nearest papers use reaches a lift of n_papers / len(near): in a small
     # collection (the 19 bundled papers) no lift is telling.
     if not near or n_papers < 2 * MIN_LIFT * len(near):
@@ -236,8 +237,12 @@ def topical_anchors(
     def share(term: str) -> float:
         return document_frequency(term) / max(1, n_papers)
 
+    @cache
+    def near_pairs() -> list[set[str]]:  # read only when a phrase is weighed
+        return [adjacent_pairs(text, weights) for text in nearest[:NEAREST]]
+
     def lift(term: str) -> tuple[float, int]:
-        used = sum(term in terms for terms in near)
+        used = sum(term in terms for terms in (near_pairs() if " " in term else near))
         return ((used / len(near)) / share(term) if share(term) else 0.0), used
 
     used_terms = [t for t in topic_terms(topic, weights) if document_frequency(t) > 0]
@@ -329,7 +334,7 @@ def judge_papers(
     phrased = any(" " in a for a in anchor_list)  # a phrase anchors the topic
     for hit in hits:
         text = f"{hit.title} {paper_text(hit.paper_id)}"
-        paper_terms = weights.terms(text) | (phrase_terms(text, weights) if phrased else set())
+        paper_terms = weights.terms(text) | (adjacent_pairs(text, weights) if phrased else set())
         for written, name_terms in names:
             if name_terms & paper_terms and not written.search(text):
                 paper_terms = paper_terms - name_terms
@@ -345,7 +350,8 @@ def judge_papers(
                 covered / total if total else 0.0,
                 similarities.get(hit.paper_id, 0.0),
                 bool(anchor_set & paper_terms),
-                bool(anchor_set & (weights.terms(hit.title) | phrase_terms(hit.title, weights))),
+                bool(anchor_set & weights.terms(hit.title))
+                or (phrased and bool(anchor_set & adjacent_pairs(hit.title, weights))),
             )
         )
     if joined and n_papers >= UNUSED_TELLS and not written_together:

@@ -1,6 +1,7 @@
 """List mode: every paper among a wide candidate set whose abstract is about the question's
 topic (rag/answer/relevance.py), the count, how it was decided, and one cited line per paper:
-the abstract's sentence that best matches the topic, quoted."""
+the abstract's sentence that best matches the topic, quoted; or, when a kind of thing is asked
+of each paper ("Which datasets do the papers on X use?"), the sentence naming one."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ MEANING_BAND = 0.05
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     topic = topic_of(inp.question)
     kinds = named_kinds(inp.question)
-    if kinds and over_papers(inp.question):
+    per_paper = bool(kinds) and over_papers(inp.question)
+    if per_paper:
         topic = papers_topic(inp.question)  # "Which GPUs do the papers on X use?": X
     if inp.filters is not None and inp.filters.status:
         topic = without_status(topic)  # "the orals on X": the status is a filter, X the topic
@@ -94,7 +96,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     if filtered and inp.filters is not None:
         among = f"the {describe(inp.filters)} papers"
     wanted = requested_count(inp.question)
-    if kinds and over_papers(inp.question):  # "Which datasets do the papers on X use?"
+    if per_paper:  # "Which datasets do the papers on X use?"
         noun, verb = ("paper", "matches") if len(relevant) == 1 else ("papers", "match")
         lead = f"{len(relevant)} {noun} of {among} {verb} ({decision.rule()});"
         yield from _instances(inp, tools, relevant, kinds[0][1], lambda k: f"{lead} {k} of them")
