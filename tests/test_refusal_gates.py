@@ -12,6 +12,7 @@ from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.refusal import (
     ACCLAIM_REASON,
+    NEAR_MEASURE,
     NO_SUBJECT_REASON,
     USAGE_REASON,
     asked_phrases,
@@ -211,6 +212,40 @@ def test_a_name_before_the_asked_kinds_head_names_an_instance_of_it() -> None:
 
 def test_a_degree_adverb_ends_the_asked_phrase() -> None:
     assert asked_phrases("Which loss weights best suit small budgets?") == ["loss weights"]
+
+
+def test_adverb_graded_adjectives_only_narrow_the_asked_kind() -> None:
+    # "openly available datasets" asks for datasets (counted elsewhere), not for the words
+    # "openly available": an abstract writes "public datasets".
+    question = "On how many openly available datasets was FooNet evaluated?"
+    assert asked_phrases(question, ["FooNet"]) == []
+    assert counted_things(question, ["FooNet"]) == []
+    assert asked_phrases("Which publicly available models does FooNet use?", ["FooNet"]) == []
+    # A noun before the kind is still asked for.
+    assert asked_phrases("Which vision datasets does FooNet use?", ["FooNet"]) == ["vision"]
+
+
+def test_a_measure_must_be_said_by_a_close_word() -> None:
+    # word asked -> (the text's word for it, their similarity)
+    said: dict[str, tuple[str, float]] = {"accuracy": ("performance", 0.52)}
+
+    def near(words: Any, text: str, bar: float | None = None) -> set[str]:
+        return {
+            w
+            for w in words
+            if w in said and said[w][0] in text and said[w][1] >= (0.5 if bar is None else bar)
+        }
+
+    loose = "FooNet leads to strong performance across 73 tasks."
+    verdict = _verdict("What accuracy does FooNet reach?", loose, near=near)
+    assert not verdict.answerable and "accuracy" in verdict.reason
+    said["accuracy"] = ("performance", NEAR_MEASURE)  # as close as a measure must be
+    assert _verdict("What accuracy does FooNet reach?", loose, near=near).answerable
+    # An asked phrase that names no measure may be put as loosely as the answerer's own bar.
+    said["solver"] = ("optimizer", 0.52)
+    put = "FooNet is trained with a proximal optimizer."
+    assert _verdict("Which solver does FooNet use?", put, near=near).answerable
+    assert not _verdict("Which solver does FooNet use?", put).answerable
 
 
 def test_words_relating_the_asked_things_need_not_be_stated() -> None:

@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Protocol
 
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.conversation import refers_back
@@ -196,7 +197,18 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 # (words, text) -> those of `words` for which `text` has a word of the same meaning: a synonym or
 # another form ("big" / "large", "speed" / "fast"); chain.py decides by word embeddings.
-NearWords = Callable[[Sequence[str], str], set[str]]
+
+
+class NearWords(Protocol):
+    """Those of `words` for which `text` has a word of the same meaning (embedding similarity
+    at least `bar`, or the answerer's own bar)."""
+
+    def __call__(self, words: Sequence[str], text: str, bar: float | None = None) -> set[str]: ...
+
+
+# A measure is said by its own word or a very close one: "performance" is no "accuracy" (0.50
+# apart), though other asked words may be put as loosely as that (see chain.NEAR_WORD).
+NEAR_MEASURE = 0.56
 
 
 @dataclass(frozen=True)
@@ -300,9 +312,10 @@ def asked_phrases(
     return phrases
 
 
-# English adjective forms: derivational suffixes and hyphenated compounds ("rule-based").
+# English adjective forms: derivational suffixes and hyphenated compounds ("rule-based"), and
+# the adverbs that grade them ("openly available").
 _ADJECTIVE = re.compile(
-    r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible)|"
+    r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible|ly)|"
     r"simple|basic|small|large|big|tiny|short|long|fast|slow|quick|cheap|light|lightweight|"
     r"[a-z0-9]+-(?:based|aware|free|driven|level|wise|specific|like|scale|grained|world)"
 )
@@ -755,7 +768,9 @@ def check_answerable(
         """The sentences of the text a detail must be stated in (split once, when needed)."""
         return [t[x.start : x.end] for t in subject_parts or parts for x in split_sentences(t)]
 
-    def stated(phrase: str, wanted: set[str], found: set[str], text: str) -> bool:
+    def stated(
+        phrase: str, wanted: set[str], found: set[str], text: str, bar: float | None = None
+    ) -> bool:
         """Whether `text` (whose terms are `found`) states the asked `phrase`; a word it puts
         differently (big/large, speed/fast) counts."""
         if _phrase_stated(wanted, found, weights):
@@ -768,7 +783,8 @@ def check_answerable(
         found = found | {t for x in missing if spelled_out(x, text) for t in weights.terms(x)}
         found = found | weights.terms(" ".join(abbreviated(_WORD.findall(phrase), text)))
         if near is not None:
-            found = found | set().union(*(weights.terms(x) for x in near(missing, text)))
+            near_ones = near(missing, text) if bar is None else near(missing, text, bar)
+            found = found | set().union(*(weights.terms(x) for x in near_ones))
         return _phrase_stated(wanted, found, weights)
 
     @cache
@@ -904,7 +920,13 @@ def check_answerable(
                 continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
-                and stated(thing, wanted, weights.terms(f"{x} {expand(x, short)}"), x)
+                and stated(
+                    thing,
+                    wanted,
+                    weights.terms(f"{x} {expand(x, short)}"),
+                    x,
+                    NEAR_MEASURE if thing in measured else None,
+                )
                 for x in sentences()
             ):
                 return f"{where} not state {asking} {thing}", 0.0
