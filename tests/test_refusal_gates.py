@@ -215,9 +215,9 @@ def test_a_degree_adverb_ends_the_asked_phrase() -> None:
 
 
 def test_adverb_graded_adjectives_only_narrow_the_asked_kind() -> None:
-    # "openly available datasets" asks for datasets (counted elsewhere), not for the words
-    # "openly available": an abstract writes "public datasets".
-    question = "On how many openly available datasets was FooNet evaluated?"
+    # "freely available datasets" asks for datasets (counted elsewhere), not for the words
+    # "freely available": an abstract writes "public datasets".
+    question = "On how many freely available datasets was FooNet evaluated?"
     assert asked_phrases(question, ["FooNet"]) == []
     assert counted_things(question, ["FooNet"]) == []
     assert asked_phrases("Which publicly available models does FooNet use?", ["FooNet"]) == []

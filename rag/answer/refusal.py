@@ -313,7 +313,7 @@ def asked_phrases(
 
 
 # English adjective forms: derivational suffixes and hyphenated compounds ("rule-based"), and
-# the adverbs that grade them ("openly available").
+# the adverbs that grade them ("freely available").
 _ADJECTIVE = re.compile(
     r"[a-z]+(?:al|ic|ive|ous|ful|less|able|ible|ly)|"
     r"simple|basic|small|large|big|tiny|short|long|fast|slow|quick|cheap|light|lightweight|"
