@@ -248,6 +248,32 @@ def test_a_measure_must_be_said_by_a_close_word() -> None:
     assert not _verdict("Which solver does FooNet use?", put).answerable
 
 
+def test_a_count_must_be_of_the_asked_thing_or_a_close_word() -> None:
+    # A broader word ("hardware") next to a number does not say how many of the narrower
+    # thing ("accelerators") there are.
+    said: dict[str, tuple[str, float]] = {"accelerators": ("hardware", 0.53)}
+
+    def near(words: Any, text: str, bar: float | None = None) -> set[str]:
+        return {
+            w
+            for w in words
+            if w in said and said[w][0] in text and said[w][1] >= (0.5 if bar is None else bar)
+        }
+
+    broad = "Across several hardware setups, FooNet cuts latency by 2.6x."
+    question = "How many accelerators does FooNet use?"
+    verdict = _verdict(question, broad, near=near)
+    assert not verdict.answerable and "accelerators" in verdict.reason
+    said["accelerators"] = ("hardware", NEAR_MEASURE)  # as close as a quantity's word must be
+    assert _verdict(question, broad, near=near).answerable
+    assert _verdict(question, "FooNet trains on 8 accelerators.").answerable
+    # The words a number counts may put the thing loosely: they say how many of it there are.
+    said["accelerators"] = ("chips", 0.53)
+    assert _verdict(question, "FooNet trains on 8 custom chips.", near=near).answerable
+    spread = "FooNet cuts latency by 2.6x on custom chips."  # a number, but no count of chips
+    assert not _verdict(question, spread, near=near).answerable
+
+
 def test_words_relating_the_asked_things_need_not_be_stated() -> None:
     assert asked_phrases("What different strategies do FooNet and BarNet use?") == []
     assert asked_phrases("What respective speedups do FooNet and BarNet report?") == ["speedups"]

@@ -643,8 +643,10 @@ class Answerer:
         if not picked:  # papers the user picked are compared however the question is put
             reason = self._refusal_reason(question, query, hits, passages, request.mode, followup)
         if reason is not None:
-            # The paper the question names comes first among the related papers.
-            yield inp.refuse(reason, sorted(hits, key=lambda h: h.paper_id not in named)[:3])
+            # A question that names a paper is about that paper: it alone is related (others
+            # the search found are not what was asked about); otherwise the three first found.
+            about = [h for h in hits if h.paper_id in named]
+            yield inp.refuse(reason, about or hits[:3])
             return
         yield from MODES[request.mode](inp, self)
 

@@ -187,6 +187,12 @@ _COUNT = re.compile(
     r"dozens?|hundreds?|thousands?)\s+(?:[\w-]+\s+){0,2}?[A-Za-z][\w-]*",
     re.IGNORECASE,
 )
+# The words a number counts: up to three words after it ("2,500 complex medical queries").
+_COUNTED = re.compile(
+    r"(?<![\w.,])(?:\d[\d,.]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|dozens?|hundreds?|thousands?)\s+((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)",
+    re.IGNORECASE,
+)
 # Where a clause of a question ends ("how many X does it have, and across how many Y ...").
 _CLAUSE = re.compile(r"[,;:?!]")
 _MEASURE_VALUE = re.compile(
@@ -206,8 +212,10 @@ class NearWords(Protocol):
     def __call__(self, words: Sequence[str], text: str, bar: float | None = None) -> set[str]: ...
 
 
-# A measure is said by its own word or a very close one: "performance" is no "accuracy" (0.50
-# apart), though other asked words may be put as loosely as that (see chain.NEAR_WORD).
+# A quantity (a count or a measure) is of what its own word or a very close one names:
+# "performance" is no "accuracy" (0.50 apart), nor "hardware" a count of "GPUs" (0.53: a broader
+# word does not say how many of the narrower thing), though other asked words may be put as
+# loosely as that (see chain.NEAR_WORD).
 NEAR_MEASURE = 0.56
 
 
@@ -920,12 +928,23 @@ def check_answerable(
                 continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))
-                and stated(
-                    thing,
-                    wanted,
-                    weights.terms(f"{x} {expand(x, short)}"),
-                    x,
-                    NEAR_MEASURE if thing in measured else None,
+                and (
+                    stated(
+                        thing,
+                        wanted,
+                        weights.terms(f"{x} {expand(x, short)}"),
+                        x,
+                        NEAR_MEASURE,
+                    )
+                    # The words a number counts may put the counted thing loosely ("2,500
+                    # queries" for "how many questions"): they say how many of it there are.
+                    or (
+                        asking == "how many"
+                        and any(
+                            stated(thing, wanted, weights.terms(run), run)
+                            for run in _COUNTED.findall(x)
+                        )
+                    )
                 )
                 for x in sentences()
             ):
