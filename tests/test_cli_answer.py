@@ -50,6 +50,17 @@ def test_ask_refuses_with_related_papers(env: dict[str, str]) -> None:
         assert CAKE_ID in [r["paper_id"] for r in payload["related"]]
 
 
+def test_a_first_question_with_nothing_to_be_about_is_refused(env: dict[str, str]) -> None:
+    from rag.answer.refusal import NO_SUBJECT_REASON
+
+    # The command line passes its (empty) filters: they are no subject either.
+    for question in ("What does it do?", "Compare", "What is 2+2?"):
+        result = run_cli("ask", question, "--llm", "extractive", "--json", env=env)
+        payload = json.loads(result.stdout)
+        assert payload["refused"] is True and payload["citations"] == [], question
+        assert payload["refusal_reason"] == NO_SUBJECT_REASON, question
+
+
 def test_ask_local_json(env: dict[str, str]) -> None:
     result = run_cli("ask", CAKE_Q, "--json", "--llm", "local", env=env)
     assert result.returncode == 0, result.stderr

@@ -278,6 +278,15 @@ def test_clustering_is_deterministic_and_finds_planted_topics() -> None:
         ("Which area does BarNet work in?", False),
         ("Which topic has the most orals?", True),
         ("Which topic has the most orals on diffusion?", False),  # orals on a topic: a count
+        # An overview of the whole collection is its topics.
+        ("Tell me about ICML 2025", True),
+        ("Give me an overview of the conference", True),
+        ("Summarize all the papers", True),
+        ("Summarize ICML 2025.", True),
+        ("Tell me about diffusion models at ICML 2025", False),  # a topic's: a summary
+        ("Summarize the papers", False),  # the papers of an earlier answer, or none
+        ("Summarize them", False),
+        ("Tell me about FooNet", False),
     ],
 )
 def test_questions_about_the_collections_topics(question: str, topics: bool) -> None:
@@ -313,6 +322,9 @@ def test_the_main_topics_come_from_the_topic_map_largest_first(
     )
     assert answer.cited_paper_ids == [CAKE_ID, small[0]]  # each topic's central paper
     assert all(s.support == "supported" for s in answer.sentences)
+    # An overview of the whole conference is the same map, not a summary of some topic.
+    overview = answerer.answer("Tell me about ICML 2025")
+    assert overview.mode == "topics" and overview.answer == answer.answer
     # Ranked by a status: the small topic has more posters than the large one.
     posters = answerer.answer("Which topic has the most posters?")
     assert posters.mode == "topics" and "the 2 with the most poster papers" in posters.answer

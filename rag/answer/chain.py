@@ -629,7 +629,7 @@ class Answerer:
             request.mode in ("ask", "summarize", "compare")
             and not request.history
             and not request.history_papers
-            and not request.filters
+            and not (request.filters and request.filters.active)
             and names_no_subject(
                 question,
                 self.weights(),

@@ -307,12 +307,40 @@ _COLLECTION_WORDS = frozenset(
 
 
 def wants_topics(question: str) -> bool:
-    """Whether the question asks what topics the whole collection covers."""
+    """Whether the question asks what topics the whole collection covers, or for an overview
+    of the whole collection (see `overviews_collection`)."""
     match = _TOPICS.match(without_venues(question))
     if not match:
-        return False
+        return overviews_collection(question)
     rest = re.findall(r"[a-z0-9]+", match.group("rest").lower())
     return all(word in _COLLECTION_WORDS for word in rest)
+
+
+# A request for an overview ("Summarize X", "Give me an overview of X", "Tell me about X") and
+# the words that only make the request.
+_OVERVIEW_OPENING = re.compile(
+    r"^\s*(?:please\s+)?(?:summari[sz]e|overview|describe|introduce)\b", re.IGNORECASE
+)
+_REQUEST_WORDS = frozenset(
+    "tell me us about give provide write an overview summary summarize summarise describe "
+    "introduce please can could would you what whats is known say says of all entire whole".split()
+)
+
+
+def overviews_collection(question: str) -> bool:
+    """Whether the question asks for an overview of the whole collection ("Tell me about ICML
+    2025", "Give me an overview of the conference", "Summarize all the papers"): a request for
+    an overview whose other words only name the collection (its venue, the conference, all of
+    its papers). Its answer is the collection's topics."""
+    requested = _OPEN_REQUEST.match(question) or _OVERVIEW_OPENING.match(question)
+    if not (requested or wants_summary(question)):
+        return False
+    plain = without_venues(question)
+    words = re.findall(r"[a-z0-9]+", plain.lower())
+    if any(w not in _REQUEST_WORDS and w not in _COLLECTION_WORDS for w in words):
+        return False
+    venue = plain != " ".join(question.split())
+    return venue or bool({"conference", "collection", "all"} & set(words))
 
 
 # How a question or a request opens; a text that opens otherwise, in a few words, is a topic
