@@ -225,9 +225,9 @@ def test_adverb_graded_adjectives_only_narrow_the_asked_kind() -> None:
     assert asked_phrases("Which vision datasets does FooNet use?", ["FooNet"]) == ["vision"]
 
 
-def test_a_measure_must_be_said_by_a_close_word() -> None:
-    # word asked -> (the text's word for it, their similarity)
-    said: dict[str, tuple[str, float]] = {"accuracy": ("performance", 0.52)}
+def _near_by_table(said: dict[str, tuple[str, float]]) -> Any:
+    """A `NearWords` from a table: word asked -> (the text's word for it, their similarity);
+    the answerer's own bar is 0.5."""
 
     def near(words: Any, text: str, bar: float | None = None) -> set[str]:
         return {
@@ -235,6 +235,14 @@ def test_a_measure_must_be_said_by_a_close_word() -> None:
             for w in words
             if w in said and said[w][0] in text and said[w][1] >= (0.5 if bar is None else bar)
         }
+
+    return near
+
+
+def test_a_measure_must_be_said_by_a_close_word() -> None:
+    # word asked -> (the text's word for it, their similarity)
+    said: dict[str, tuple[str, float]] = {"accuracy": ("performance", 0.52)}
+    near = _near_by_table(said)
 
     loose = "FooNet leads to strong performance across 73 tasks."
     verdict = _verdict("What accuracy does FooNet reach?", loose, near=near)
@@ -252,13 +260,7 @@ def test_a_count_must_be_of_the_asked_thing_or_a_close_word() -> None:
     # A broader word ("hardware") next to a number does not say how many of the narrower
     # thing ("accelerators") there are.
     said: dict[str, tuple[str, float]] = {"accelerators": ("hardware", 0.53)}
-
-    def near(words: Any, text: str, bar: float | None = None) -> set[str]:
-        return {
-            w
-            for w in words
-            if w in said and said[w][0] in text and said[w][1] >= (0.5 if bar is None else bar)
-        }
+    near = _near_by_table(said)
 
     broad = "Across several hardware setups, FooNet cuts latency by 2.6x."
     question = "How many accelerators does FooNet use?"
