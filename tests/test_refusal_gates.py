@@ -10,10 +10,12 @@ import pytest
 
 from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights
+from rag.answer.intent import small_talk
 from rag.answer.refusal import (
     ACCLAIM_REASON,
     NEAR_MEASURE,
     NO_SUBJECT_REASON,
+    SMALL_TALK_REASON,
     USAGE_REASON,
     asked_phrases,
     asks_amount,
@@ -964,6 +966,9 @@ def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type
         ("How much faster are they on tensor sketches?", True),
         ("Which tensor sketch does FooNet use, and why does it help?", False),  # "it": FooNet
         ("Why do tensor sketches work?", False),
+        ("Which is better?", True),  # a comparative alone: better than what?
+        ("Which one is the fastest?", True),
+        ("Which is better for tensor sketches?", False),
     ],
 )
 def test_a_question_that_names_nothing_has_no_subject(question: str, no_subject: bool) -> None:
@@ -1088,3 +1093,29 @@ def test_a_question_about_affiliations_is_refused_with_why(answerer) -> None:  #
     answer = answerer.answer("Which university has the most papers?")
     assert answer.refused and answer.refusal_reason == INSTITUTION_REASON
     assert answer.citations == []
+
+
+@pytest.mark.parametrize(
+    ("message", "talk"),
+    [
+        ("Hello", True),
+        ("Thanks!", True),
+        ("thank you so much!", True),
+        ("ok, great", True),
+        ("Hi there", True),
+        ("Good morning :)", True),
+        ("Thanks to what?", False),
+        ("Hello, what does FooNet do?", False),
+        ("ok, and BarNet?", False),
+    ],
+)
+def test_small_talk_is_told_from_questions(message: str, talk: bool) -> None:
+    assert small_talk(message) is talk
+
+
+def test_small_talk_is_refused_without_a_search_whatever_came_before(answerer) -> None:  # type: ignore[no-untyped-def]
+    history = [("How much does Cake cut time to first token?", "By 2.6x [1].")]
+    for message, turns in (("Hello", []), ("Thanks!", history)):
+        answer = answerer.answer(message, history=turns)
+        assert answer.refused and answer.refusal_reason == SMALL_TALK_REASON, message
+        assert answer.citations == [] and answer.related == [], message

@@ -57,6 +57,7 @@ from rag.answer.intent import (
     refers_to_them,
     requested_count,
     similar_asked,
+    small_talk,
     source_asked,
     status_in,
     wants_comparison,
@@ -83,6 +84,7 @@ from rag.answer.refusal import (
     ASKING_WORDS,
     INSTITUTION_REASON,
     NO_SUBJECT_REASON,
+    SMALL_TALK_REASON,
     USAGE_REASON,
     affiliation_reason,
     asks_for_acclaim,
@@ -474,6 +476,9 @@ class Answerer:
         if request.mode not in MODES:
             raise PaperTalkError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
         mode = request.mode
+        if small_talk(question):  # "Thanks!": nothing to look up, whatever came before
+            yield self._refused_unsearched(question, mode, clock, config, SMALL_TALK_REASON)
+            return
         # Papers of the previous answer a comparison or summary picks ("Compare the first two",
         # "Summarize them").
         picked = self._picked(question, request) if mode in ("ask", "compare", "summarize") else []
@@ -485,11 +490,8 @@ class Answerer:
             author, mode = source, "ask"  # "papers from <an author>": that author's papers
         elif source:
             # "Which papers are from Google DeepMind?": no field records where papers come from
-            result = Answer(
-                question, "", mode, self.llm_label, False, extractive=self.is_extractive
-            )
-            inp = ModeInput(question, question, [], [], result, clock, config, request.filters)
-            yield inp.refuse(affiliation_reason(source), [])
+            why = affiliation_reason(source)
+            yield self._refused_unsearched(question, mode, clock, config, why)
             return
         if author and not (request.filters and request.filters.author):
             # "What did <author> publish?": that author's papers
@@ -649,6 +651,14 @@ class Answerer:
             yield inp.refuse(reason, about or hits[:3])
             return
         yield from MODES[request.mode](inp, self)
+
+    def _refused_unsearched(
+        self, question: str, mode: str, clock: Clock, config: RunnableConfig, reason: str
+    ) -> AnswerEvent:
+        """The refusal of a question decided before any search (no related papers)."""
+        result = Answer(question, "", mode, self.llm_label, False, extractive=self.is_extractive)
+        inp = ModeInput(question, question, [], [], result, clock, config, None)
+        return inp.refuse(reason, [])
 
     async def _aevents(
         self,

@@ -658,3 +658,18 @@ def _without_venue_words(question: str) -> str:
     2025?" -> "..."), and end punctuation."""
     text = without_venues(question).strip().rstrip("?.! ")
     return re.sub(r"\s+(?:at|in|of|from|for)$", "", text)
+
+
+# Small talk: greetings, thanks and acknowledgements ("Hello", "Thanks!", "ok, great"), which ask
+# nothing about the papers.
+_SMALL_TALK = re.compile(
+    r"^(?:\s*(?:(?:hi|hello|hey)(?:\s+there)?|thanks|thank\s+you|thx|ok|okay|great|cool|nice|perfect|awesome|"
+    r"sure|yes|no|bye|goodbye|good\s+(?:morning|afternoon|evening|night)|so\s+much|very\s+much)"
+    r"\b[\s,.!:)]*)+$",
+    re.IGNORECASE,
+)
+
+
+def small_talk(question: str) -> bool:
+    """Whether the message is only a greeting, thanks or acknowledgement."""
+    return bool(_SMALL_TALK.match(question))

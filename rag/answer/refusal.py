@@ -1148,10 +1148,22 @@ def is_model_refusal(text: str) -> bool:
 # ("data", "perform"): in the dev and tune questions that stand alone, the rarest content word of
 # every question is used by at most 14% of all papers.
 COMMON_SHARE = 0.25
+SMALL_TALK_REASON = (
+    "a greeting or thanks asks nothing about the papers: ask about a paper, method or topic"
+)
 NO_SUBJECT_REASON = (
     "the question does not say which paper or topic it is about, and there is no earlier answer "
     "for it to refer to: name the paper, method or topic"
 )
+
+
+# English comparatives and superlatives of quality, size and speed: on their own they name no
+# subject, only a way of choosing among things.
+_COMPARATIVES = (
+    "better best worse worst faster fastest slower slowest larger largest smaller smallest "
+    "bigger biggest higher highest lower lowest stronger strongest weaker weakest more most "
+    "less least cheaper cheapest easier easiest harder hardest newer newest older oldest"
+).split()
 
 
 # A question whose subject is a pronoun, right after its question word and the asked noun
@@ -1172,6 +1184,9 @@ def names_no_subject(
     something unsaid ("What data does it use?")."""
     terms = topic_terms(question, weights)
     if not terms or _PRONOUN_SUBJECT.search(question):
+        return True
+    # "Which is better?": a comparative or superlative alone picks among things unsaid.
+    if terms <= weights.terms(" ".join(_COMPARATIVES)):
         return True
     if not refers_back(question):
         return False
