@@ -187,7 +187,7 @@ _COUNT = re.compile(
     r"dozens?|hundreds?|thousands?)\s+(?:[\w-]+\s+){0,2}?[A-Za-z][\w-]*",
     re.IGNORECASE,
 )
-# The words a number counts: up to three words after it ("2,500 complex medical queries").
+# The words a number counts: up to three words after it ("8 custom accelerator chips").
 _COUNTED = re.compile(
     r"(?<![\w.,])(?:\d[\d,.]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
     r"twelve|dozens?|hundreds?|thousands?)\s+((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)",
@@ -936,8 +936,8 @@ def check_answerable(
                         x,
                         NEAR_MEASURE,
                     )
-                    # The words a number counts may put the counted thing loosely ("2,500
-                    # queries" for "how many questions"): they say how many of it there are.
+                    # The words a number counts may put the counted thing loosely ("8 custom
+                    # chips" for "how many accelerators"): they say how many of it there are.
                     or (
                         asking == "how many"
                         and any(
