@@ -663,8 +663,9 @@ def _without_venue_words(question: str) -> str:
 # Small talk: greetings, thanks and acknowledgements ("Hello", "Thanks!", "ok, great"), which ask
 # nothing about the papers.
 _SMALL_TALK = re.compile(
-    r"^(?:\s*(?:(?:hi|hello|hey)(?:\s+there)?|thanks|thank\s+you|thx|ok|okay|great|cool|nice|perfect|awesome|"
-    r"sure|yes|no|bye|goodbye|good\s+(?:morning|afternoon|evening|night)|so\s+much|very\s+much)"
+    r"^(?:\s*(?:(?:hi|hello|hey)(?:\s+there)?|thanks|thank\s+you|thx|ok|okay|great|cool|nice|"
+    r"perfect|awesome|sure|yes|no|bye|goodbye|good\s+(?:morning|afternoon|evening|night)|"
+    r"so\s+much|very\s+much)"
     r"\b[\s,.!:)]*)+$",
     re.IGNORECASE,
 )

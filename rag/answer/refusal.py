@@ -182,16 +182,14 @@ _TITLE_CASE_RUN = re.compile(
 _NAME_ADJECTIVE = re.compile(r"[A-Z][a-z]+(?:ian|ean)")
 # A count: a number, in digits or words, before a word ("57 tasks", "five domains", "up to four
 # steps"), or a size ("140M").
-_COUNT = re.compile(
-    r"\b(?:\d[\d,.]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"dozens?|hundreds?|thousands?)\s+(?:[\w-]+\s+){0,2}?[A-Za-z][\w-]*",
-    re.IGNORECASE,
+_COUNT_NUMBER = (
+    r"(?:\d[\d,.]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"dozens?|hundreds?|thousands?)"
 )
+_COUNT = re.compile(rf"\b{_COUNT_NUMBER}\s+(?:[\w-]+\s+){{0,2}}?[A-Za-z][\w-]*", re.IGNORECASE)
 # The words a number counts: up to three words after it ("8 custom accelerator chips").
 _COUNTED = re.compile(
-    r"(?<![\w.,])(?:\d[\d,.]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
-    r"twelve|dozens?|hundreds?|thousands?)\s+((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)",
-    re.IGNORECASE,
+    rf"(?<![\w.,]){_COUNT_NUMBER}\s+((?:[A-Za-z][\w-]*\s+){{0,2}}[A-Za-z][\w-]*)", re.IGNORECASE
 )
 # Where a clause of a question ends ("how many X does it have, and across how many Y ...").
 _CLAUSE = re.compile(r"[,;:?!]")
