@@ -1580,6 +1580,42 @@ def test_a_topic_of_common_words_is_anchored_by_the_phrase_they_make() -> None:
     assert topical_anchors("quartz lattice tiles", weights, df, tiles, 1000) == ["tile"]
 
 
+@pytest.mark.parametrize(
+    ("text", "compounds"),
+    [
+        ("Which papers study model merging?", ["model merging"]),
+        ("the task vectors or function vectors", ["task vectors", "function vectors"]),
+        ("dataset-distillation methods", ["dataset distillation"]),
+        # A kind word alone, plural, after "to" (a verb), or before an adverb modifies nothing.
+        ("diffusion models for tables", []),
+        ("models trained on tables", []),
+        ("papers that learn to model quartz growth", []),
+        ("run a small model locally", []),
+    ],
+)
+def test_a_kind_word_may_modify_the_word_after_it(text: str, compounds: list[str]) -> None:
+    from rag.answer.refusal import kind_compounds
+
+    assert kind_compounds(text) == compounds
+
+
+def test_a_kind_word_and_the_word_it_modifies_anchor_a_topic_as_one_phrase() -> None:
+    from rag.answer.relevance import topical_anchors
+
+    # Shares of a 1,000-paper collection: "selection" 0.1 alone, 0.005 after "algorithm".
+    frequency = {"algorithm": 400, "select": 100, "algorithm select": 5, "quartz": 50}
+    weights = TermWeights(tokenize, frequency, 1000)
+    df = lambda t: frequency.get(t, 0)  # noqa: E731
+    topic = "Which papers study algorithm selection?"
+    near = ["Algorithm selection for solvers."] * 4 + ["Feature selection."] * 6
+    # Alone, "selection" is distinctive of the nearest papers; the kind word is no topic word.
+    assert topical_anchors("Which papers study selection?", weights, df, near, 1000) == ["select"]
+    assert topical_anchors(topic, weights, df, near, 1000) == ["algorithm select"]
+    # Where the topic's papers do not write the two together, they are no name.
+    apart = ["An algorithm for quartz selection."] * 4 + ["Feature selection."] * 6
+    assert topical_anchors(topic, weights, df, apart, 1000) == ["select"]
+
+
 def test_a_phrase_anchor_decides_which_papers_are_on_the_topic() -> None:
     from rag.answer.relevance import judge_papers
 
@@ -1751,3 +1787,40 @@ def test_a_name_two_papers_share_means_the_one_the_question_fits() -> None:
     assert fitting("How does FooCat remove protective perturbations?") == ["a"]
     assert fitting("Which instrumental variables does FooCat select?") == ["b"]
     assert fitting("What is FooCat?") == ["a", "b"]  # nothing else to tell them apart
+
+
+@pytest.mark.slow
+def test_a_letter_and_a_word_as_topic_lists_the_papers_that_write_it(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # "e-values": split at the hyphen, the topic would be "values", which hundreds of papers use.
+    written = re.compile(r"(?<![\w-])\$?e\$?\s?-\s?values?\b", re.I)
+    writers = {
+        pid
+        for pid, meta in full.searcher.lexical.table.papers.items()
+        if written.search(f"{meta['title']} {' '.join(full.abstract_sentences(pid))}")
+    }
+    assert 1 <= len(writers) <= 10
+    answer = full.answer("Which papers work on e-values?")
+    assert answer.mode == "list" and not answer.refused, answer.refusal_reason
+    assert {c.paper_id for c in answer.citations} == writers, answer.answer[:600]
+    summary = full.answer("Summarize the papers on e-values")
+    assert {c.paper_id for c in summary.citations} == writers, summary.answer[:600]
+
+
+@pytest.mark.slow
+def test_a_kind_word_and_its_noun_as_topic_lists_papers_on_both(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # "selection" alone is in hundreds of abstracts (feature, data, model selection).
+    assert full.searcher.lexical.df["select"] > 200
+    answer = full.answer("Which papers study algorithm selection?")
+    assert answer.mode == "list" and not answer.refused, answer.refusal_reason
+    listed = [c.paper_id for c in answer.citations]
+    assert 2 <= len(listed) <= 20, answer.answer[:300]
+    together = re.compile(r"\balgorithms?\W+(?:\w+\W+)?select", re.I)
+    for pid in listed:
+        meta = full.searcher.lexical.table.papers[pid]
+        assert together.search(f"{meta['title']} {' '.join(full.abstract_sentences(pid))}"), pid

@@ -825,6 +825,17 @@ def test_an_amount_the_named_paper_states_in_other_words_is_stated() -> None:
     assert not unstated.answerable and unstated.reason == "no passage states the asked-for amount"
 
 
+def test_a_word_hyphenated_to_a_short_form_is_mentioned_spelled_out() -> None:
+    abstract = "FooNet answers range queries under local differential privacy with few users."
+    for question in ("Which queries does FooNet answer under local-DP?", "Is FooNet local-DP?"):
+        assert _verdict(question, abstract).answerable, question
+    # Another word before the same short form, or the words not adjacent, is not it.
+    absent = _verdict("Which queries does FooNet answer under central-DP?", abstract)
+    assert not absent.answerable and "never mention central-DP" in absent.reason
+    apart = "FooNet keeps local weights differential to a private baseline."
+    assert not _verdict("Is FooNet local-DP?", apart).answerable
+
+
 def test_a_name_the_abstract_writes_with_math_is_mentioned() -> None:
     abstract = "We compare FooNet with $\\mu$BarNet and $K^2$Quartz on retrieval."
     for question in ("Is FooNet faster than muBarNet?", "Is FooNet faster than μBarNet?"):

@@ -175,3 +175,36 @@ def test_the_store_returns_the_exactly_nearest_chunks_best_first(searcher) -> No
     found = searcher.store.query(query, 5)
     assert [cid for cid, _ in found] == [cid for cid, _ in exact[:5]]  # n asked, n returned
     assert [s for _, s in found] == pytest.approx([s for _, s in exact[:5]], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        # The letter and the word are one term, however the abstract typesets it.
+        ("e-values", ["e_valu"]),
+        ("$k$-means and k -Means", ["k_mean", "k_mean"]),
+        ("Q-learning", ["q_learn"]),
+        # No compound: a word before the letter, a longer first part, or math around it.
+        ("LLM-as-a-judge", ["llm", "judg"]),
+        ("self-attention", ["self", "attent"]),
+        ("x - y", []),
+    ],
+)
+def test_a_letter_hyphenated_to_a_word_is_one_term(text: str, terms: list[str]) -> None:
+    from rag.text.terms import tokenize
+
+    assert tokenize([text]) == [terms]
+    # "e-values" is no more "values" than it is "evaluate".
+    assert not {"valu", "evalu"} & set(tokenize(["e-values"])[0])
+
+
+def test_a_name_written_as_one_paper_writes_it_picks_out_that_paper_alone() -> None:
+    papers = {
+        "p1": {"title": "FooMA: Diffusion for Quartz"},
+        "p2": {"title": "FooMa: Hardness of Matching"},
+    }
+    index = NameIndex(papers)
+    assert index.papers_named_in("Compare FooMA and BarNet") == ["p1"]
+    assert index.papers_named_in("What does FooMa do?") == ["p2"]
+    # Written as neither paper writes it, the name may be either's.
+    assert index.papers_named_in("What does fooma do?") == ["p1", "p2"]

@@ -44,7 +44,13 @@ from typing import Protocol
 
 from rag.answer.context import ContextPassage, TermWeights
 from rag.answer.conversation import refers_back
-from rag.text.abbreviations import abbreviated, defined_abbreviations, expand, spelled_out
+from rag.text.abbreviations import (
+    abbreviated,
+    defined_abbreviations,
+    expand,
+    qualified_spelled_out,
+    spelled_out,
+)
 from rag.text.latex import as_typed
 from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
@@ -252,6 +258,31 @@ def topic_terms(text: str, weights: TermWeights) -> set[str]:
         and (w.lower() not in ANSWER_KINDS or w.lower() in STUDIED_KINDS)
     ]
     return weights.terms(" ".join(words)) if words else set()
+
+
+# A singular kind word right before a content word may modify it ("model merging", "dataset
+# distillation", "the task vectors"): together they name one thing. Not after "to" ("to model
+# X"), nor before an adverb ("a model locally"). Whether a collection uses the two as one name
+# is for the caller to tell ("a model performs" is no name).
+_KIND_COMPOUND = re.compile(r"(?<![\w-])([A-Za-z]+)(?=[\s-]+([A-Za-z][\w-]*))")
+
+
+def kind_compounds(text: str) -> list[str]:
+    """The pairs of words of `text` whose first is a kind word that may modify the second (see
+    `_KIND_COMPOUND`): "model merging" in "papers on model merging"."""
+    found = []
+    for m in _KIND_COMPOUND.finditer(text):
+        kind, word = m.group(1).lower(), m.group(2).lower()
+        before = text[: m.start()].split()[-1:]
+        if (
+            kind in ANSWER_KINDS
+            and not kind.endswith("s")
+            and word not in ASKING_WORDS | FUNCTION_WORDS | ANSWER_KINDS
+            and not word.endswith("ly")
+            and before != ["to"]
+        ):
+            found.append(f"{m.group(1)} {m.group(2)}")
+    return found
 
 
 def asked_phrases(
@@ -743,7 +774,9 @@ def check_answerable(
         # A short form may be spelled out ("GNNs": "graph neural networks", "RL": "reinforcement
         # learning"). Two letters spell some pair of adjacent words in many texts, but the
         # two-letter names questions use are field terms (RL, KV, DP), not made-up names.
-        spelled = spelled_out(name, retrieved)
+        # A word hyphenated to a short form is written out too ("local-DP": "local
+        # differential privacy").
+        spelled = spelled_out(name, retrieved) or qualified_spelled_out(name, retrieved)
         if not _mentions(name, retrieved) and not _mentions(name, typed()) and not spelled:
             return Answerability(False, 0.0, f"the papers never mention {name}")
     for number in _NUMBER_IN_QUESTION.findall(current):

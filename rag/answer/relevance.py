@@ -23,7 +23,7 @@ from itertools import pairwise
 import numpy as np
 
 from rag.answer.context import TermWeights
-from rag.answer.refusal import topic_terms
+from rag.answer.refusal import kind_compounds, topic_terms
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations
 from rag.text.names import name_base, query_names
@@ -138,13 +138,15 @@ class TopicDecision:
 
     def rule(self) -> str:
         """How papers were decided, in words."""
-        counted = [t for t in self.topic_terms if t not in self.askers_words]
+        # Terms as written: "e_valu" (a letter joined to a word, see rag.text.terms) is "e-valu".
+        counted = [t.replace("_", "-") for t in self.topic_terms if t not in self.askers_words]
         rule = (
             f"{len(self.judged)} candidate papers examined; a paper counts when its abstract "
             f"uses the topic's most distinctive words and covers enough of {', '.join(counted)}"
         )
         if self.askers_words:
-            rule += f" (not {', '.join(self.askers_words)}: no paper close to the topic uses them)"
+            unused = ", ".join(t.replace("_", "-") for t in self.askers_words)
+            rule += f" (not {unused}: no paper close to the topic uses them)"
         return rule
 
 
@@ -226,13 +228,29 @@ def topical_anchors(
     the nearest papers use (see NEAR_ALL). Without `nearest`, or in a collection too small to
     tell, `anchor_terms`. A topic none of whose words is distinctive may be named by a phrase
     that is ("state space models": both words are common, the phrase is not); its most
-    distinctive such phrase is then its anchor (`document_frequency` takes phrases too)."""
+    distinctive such phrase is then its anchor (`document_frequency` takes phrases too). A kind
+    word and the word it modifies, written so by the topic's papers, anchor it as one phrase
+    (see `named_by`)."""
     anchors = anchor_terms(topic, weights, document_frequency)
     near = [weights.terms(text) for text in nearest[:NEAREST]]
+    compounds = [
+        pair
+        for compound in kind_compounds(topic_name(topic))
+        for pair in adjacent_pairs(compound, weights)
+        if document_frequency(pair) > 0
+    ]
+
+    def named_by(kept: list[str], compounds: list[str]) -> list[str]:
+        """A compound of a kind word and the word it modifies ("algorithm selection", "model
+        merging") anchors the topic in place of its words: alone, "selection" names a much
+        broader topic."""
+        inside = {t for pair in compounds for t in pair.split()}
+        return list(dict.fromkeys([*compounds, *(t for t in kept if t not in inside)]))
+
     # A term only the nearest papers use reaches a lift of n_papers / len(near): in a small
     # collection (the 19 bundled papers) no lift is telling.
     if not near or n_papers < 2 * MIN_LIFT * len(near):
-        return anchors
+        return named_by(anchors, compounds)
 
     def share(term: str) -> float:
         return document_frequency(term) / max(1, n_papers)
@@ -263,6 +281,11 @@ def topical_anchors(
         for t in sorted(weights.terms(name))
         if 0 < document_frequency(t) <= NEAREST
     ]
+    # A kind word and the next are one name where the topic's papers write them so ("task
+    # vectors"), not where they only happen to meet ("a model performs").
+    compounds = [pair for pair in compounds if lift(pair)[1] >= 2 and distinctive(pair)]
+    if compounds:
+        return named_by(kept, compounds)
     for candidates in (
         topic_terms(topic_name(topic), weights),
         topic_terms(topic, weights),

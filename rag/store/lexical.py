@@ -26,7 +26,7 @@ from rag.store.chroma import PaperStore, StoredChunk
 from rag.text.names import NameIndex
 from rag.text.terms import tokenize
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: single letters hyphenated to a word are one term
 
 
 def fingerprint(chunk_ids: Iterable[str]) -> str:

@@ -103,6 +103,25 @@ def spelled_out(short: str, text: str) -> str:
     return ""
 
 
+# A word hyphenated to a short form ("local-DP", "multi-GPU"): the word says which kind of it.
+_QUALIFIED_SHORT_FORM = re.compile(r"([a-z]{3,})-([A-Z]{2,6}s?)")
+
+
+def qualified_spelled_out(name: str, text: str) -> bool:
+    """Whether `text` writes `name`, a word hyphenated to a short form, as the word followed by
+    the short form spelled out ("local-DP" in a text on "local differential privacy")."""
+    parts = _QUALIFIED_SHORT_FORM.fullmatch(name)
+    if not parts:
+        return False
+    word, short = parts.groups()
+    size = len(short.rstrip("s"))
+    after = rf"(?<![\w-]){re.escape(word)}((?:[\s-]+[^\W\d_]+){{{size}}})"
+    return any(
+        spelled_out(short, m.group(1)) == " ".join(re.split(r"[\s-]+", m.group(1).strip(" -")))
+        for m in re.finditer(after, text, re.IGNORECASE)
+    )
+
+
 def abbreviated(words: Sequence[str], text: str) -> list[str]:
     """Those of `words` (a reader's phrase, in order) that `text` writes as a short form: a run
     of two to six adjacent words whose initials are the capitals of a token of `text`, with

@@ -68,11 +68,16 @@ class NameIndex:
 
     def papers_named_in(self, text: str) -> list[str]:
         """Ids of papers whose short name appears in `text` as whole words, in order of mention."""
-        words = [w.lower() for w in _TOKEN.findall(as_typed(text))]
+        tokens = _TOKEN.findall(as_typed(text))
+        words = [w.lower() for w in tokens]
         found: list[str] = []
         for start in range(len(words)):
             for size in range(self.longest, 0, -1):
-                for _, paper_id in self._by_words.get(tuple(words[start : start + size]), []):
+                named = self._by_words.get(tuple(words[start : start + size]), [])
+                # Names that differ only in capitals ("DiMA", "DiMa") are different papers':
+                # written exactly as one of them, the text names that one.
+                exact = [p for w, p in named if w == tuple(tokens[start : start + size])]
+                for paper_id in exact or [p for _, p in named]:
                     if paper_id not in found:
                         found.append(paper_id)
         return found

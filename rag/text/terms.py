@@ -14,6 +14,16 @@ def _stemmer():  # type: ignore[no-untyped-def]
 
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
+# A single letter hyphenated to a word is one term ("e-values", "k-means", "Q-learning", as
+# abstracts also write it: "$k$-means", "Q -Learning"): alone, its word ("values", "learning")
+# says little, and the letter is too short to be a term.
+_LETTER_COMPOUND = re.compile(r"(?<![\w\\-])\$?([A-Za-z])\$? ?-(?=[A-Za-z]{2})")
+
+
+def letter_compounds_joined(text: str, joint: str = "-") -> str:
+    """`text` with each single letter hyphenated to a word written as one word, the letter and
+    the word joined by `joint` ("$k$-means" and "k -means" -> "k-means")."""
+    return _LETTER_COMPOUND.sub(lambda m: m.group(1) + joint, text)
 
 
 @cache
@@ -33,7 +43,9 @@ def tokenize(texts: list[str]) -> list[list[str]]:
     stemmer = _stemmer()
     out = []
     for text in texts:
-        words = [w for w in _WORD.findall(text.lower()) if w not in stop]
+        # Joined with "_", which no ordinary word holds: "e-values" is not "evaluate".
+        lowered = letter_compounds_joined(text.lower(), "_")
+        words = [w for w in _WORD.findall(lowered) if w not in stop]
         out.append(stemmer.stemWords(words) if words else [])
     return out
 

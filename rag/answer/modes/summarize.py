@@ -21,7 +21,7 @@ from rag.answer.relevance import resembling_core
 from rag.answer.safety import safe_title
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
-from rag.text.terms import FUNCTION_WORDS
+from rag.text.terms import FUNCTION_WORDS, letter_compounds_joined
 
 # Fewer papers than this are one theme.
 MIN_THEMED = 4
@@ -249,7 +249,7 @@ def _phrases(
     not asked at all), and not cutting the topic's name in two: "pruning large language" is
     shown to the name's end, "pruning large language models" (MAX_LABEL_WORDS at most)."""
     found = []
-    for segment in _SEGMENT.split(text):
+    for segment in _SEGMENT.split(letter_compounds_joined(text)):
         words = _LABEL_WORD.findall(segment)
         stems = weights.tokenize(words) if words else []  # one token list per word
 
