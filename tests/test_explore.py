@@ -57,6 +57,10 @@ def test_question_intents_for_exploring() -> None:
     assert author_asked("What did Yoshua Bengio publish at ICML 2025?") == "Yoshua Bengio"
     assert author_asked("List the papers by J. Nunez") == "J. Nunez"
     assert author_asked("What does the method publish?") is None
+    assert author_asked("Which papers did Quartz co-author?") == "Quartz"
+    assert author_asked("Which papers have Ada Quartz as an author?") == "Ada Quartz"
+    assert author_asked("What has Ada Quartz written?") == "Ada Quartz"
+    assert author_asked("Which papers did FooNet improve on?") is None
     assert status_in("How many orals are about agents?") == "oral"
     assert status_in("How many papers are about agents?") is None
     assert wants_subset("Which of them use diffusion?")

@@ -37,6 +37,7 @@ from rag.answer.refusal import (
     topic_terms,
 )
 from rag.records import PaperHit
+from rag.retrieve.hybrid import SearchFilters
 from rag.text.names import name_base, query_names
 from rag.text.terms import tokenize
 
@@ -960,6 +961,10 @@ def test_questions_about_acclaim_no_record_holds(question: str, acclaim: bool) -
 def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer("Which is the best paper on KV cache loading?")
     assert answer.refused and answer.refusal_reason == ACCLAIM_REASON
+    # Naming no topic at all, it is still refused for what no record holds.
+    for question in ("Which is the best paper?", "What is the best paper at ICML 2025?"):
+        answer = answerer.answer(question, filters=SearchFilters())
+        assert answer.refused and answer.refusal_reason == ACCLAIM_REASON, question
     assert not answerer.answer("Which paper reduces time to first token the most?").refused
 
 

@@ -632,6 +632,9 @@ class Answerer:
             and not request.history
             and not request.history_papers
             and not (request.filters and request.filters.active)
+            # "Which is the best paper?" names nothing, and asks for what no record holds: why
+            # it cannot be answered is the latter.
+            and self._unrecorded(question, request.mode) is None
             and names_no_subject(
                 question,
                 self.weights(),
@@ -1059,6 +1062,19 @@ class Answerer:
             unmatched=self.is_extractive and mode == "ask",
         )
 
+    @staticmethod
+    def _unrecorded(question: str, mode: str) -> str | None:
+        """Why the question asks for what neither the abstracts nor the metadata record (awards,
+        usage, institutions), if it does."""
+        # "List the top 3 papers on X" asks for the most relevant three, not for acclaim.
+        if mode in ("ask", "list") and asks_for_acclaim(question) and not requested_count(question):
+            return ACCLAIM_REASON
+        if mode in ("ask", "list") and asks_usage_ranking(question):
+            return USAGE_REASON
+        if mode in ("ask", "list", "ranked") and asks_institutions(question):
+            return INSTITUTION_REASON
+        return None
+
     def _refusal_reason(
         self,
         question: str,
@@ -1068,13 +1084,9 @@ class Answerer:
         mode: str,
         followup: bool = False,
     ) -> str | None:
-        # "List the top 3 papers on X" asks for the most relevant three, not for acclaim.
-        if mode in ("ask", "list") and asks_for_acclaim(question) and not requested_count(question):
-            return ACCLAIM_REASON
-        if mode in ("ask", "list") and asks_usage_ranking(question):
-            return USAGE_REASON
-        if mode in ("ask", "list", "ranked") and asks_institutions(question):
-            return INSTITUTION_REASON
+        unrecorded = self._unrecorded(question, mode)
+        if unrecorded is not None:
+            return unrecorded
         if mode in ("authors", "list", "topics", "ranked", "similar"):
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:

@@ -466,11 +466,19 @@ def without_status(text: str) -> str:
 _NAME = r"(?P<name>[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|van|von|de|der|den|del|di|da|le|la)){0,4})"
 _AUTHOR = (
     re.compile(
-        rf"\b(?i:what)\s+(?:(?i:{_PAPERS}|papers?|work)\s+)?(?i:did|has|have|does)\s+{_NAME}\s+"
-        r"(?i:publish|present|write|author)"
+        rf"\b(?i:what|which)\s+(?:(?i:{_PAPERS}|papers?|works?)\s+)?(?i:did|has|have|does)\s+"
+        rf"{_NAME}\s+(?i:co-?)?(?i:publish|present|write|written|author)"
     ),
-    re.compile(rf"\b(?i:papers?|works?|publications?)\s+(?i:by|from|of|authored\s+by)\s+{_NAME}"),
+    re.compile(
+        rf"\b(?i:papers?|works?|publications?)\s+"
+        rf"(?i:by|from|of|(?:co-?)?authored\s+by|written\s+by)\s+{_NAME}"
+    ),
     re.compile(rf"\b{_NAME}['’]s\s+(?:papers|work|publications)\b"),
+    # "Which papers have X as an author?", "papers with X as a co-author"
+    re.compile(
+        rf"\b(?i:papers?|works?)\s+(?i:with|have|has|having|list|lists|listing)\s+{_NAME}\s+"
+        r"(?i:as\s+(?:an?\s+|the\s+|one\s+of\s+the\s+)?(?:co-?)?authors?)\b"
+    ),
 )
 
 
