@@ -1824,3 +1824,16 @@ def test_a_kind_word_and_its_noun_as_topic_lists_papers_on_both(full_home, onnx_
     for pid in listed:
         meta = full.searcher.lexical.table.papers[pid]
         assert together.search(f"{meta['title']} {' '.join(full.abstract_sentences(pid))}"), pid
+
+
+def test_a_compared_paper_is_named_by_its_method_when_its_title_has_no_name() -> None:
+    from rag.answer.modes.compare import paper_label
+
+    abstract = ["We propose FooNet, a learner for tables.", "FooNet is fast."]
+    untitled = PaperHit("p1", "Fast Tables for Quartz Streams", [], "", "", 1.0)
+    assert paper_label(untitled, abstract) == "FooNet (Fast Tables for Quartz Streams)"
+    # A title that starts with a name, or already holds the method's, names the paper itself.
+    assert paper_label(replace(untitled, title="BarNet: Slow Tables"), abstract) == "BarNet"
+    named = replace(untitled, title="FooNet Learns Tables")
+    assert paper_label(named, abstract) == "FooNet Learns Tables"
+    assert paper_label(untitled, ["We study tables."]) == "Fast Tables for Quartz Streams"

@@ -12,13 +12,13 @@ from collections.abc import Generator, Iterator, Sequence
 from rag.answer.citations import citation_for
 from rag.answer.context import ContextPassage, format_passages
 from rag.answer.modes.base import ModeInput, ModeTools, stream_checked
-from rag.answer.modes.extractive import answering_sentences, with_marker
+from rag.answer.modes.extractive import answering_sentences, paper_name, with_marker
 from rag.answer.modes.quotes import COLUMNS, classify, quote_support, short_title
 from rag.answer.refusal import subject_terms, topic_terms
-from rag.answer.safety import escape_passage_text
+from rag.answer.safety import escape_passage_text, safe_title
 from rag.errors import PaperTalkError
 from rag.records import AnswerEvent, AnswerSentence, Citation, PaperHit
-from rag.text.names import query_names
+from rag.text.names import method_name, query_names
 
 # A cell whose column no sentence of the abstract fills: said, not guessed.
 NOT_STATED = "not stated"
@@ -28,6 +28,17 @@ _COMPARING = frozenset({"differ", "compar", "comparison", "contrast", "versus", 
 MAX_COMPARED = 4
 # Paper names in the table's first column are cut at a word within this many characters.
 NAME_CHARS = 32
+
+
+def paper_label(hit: PaperHit, abstract: Sequence[str], limit: int = NAME_CHARS) -> str:
+    """How a row names its paper: the name its title starts with ("FooNet: ..."), else the name
+    of the method its abstract introduces, before its shortened title ("FooNet (Fast Tables
+    for…)"): compared papers are asked about by those names."""
+    title = short_title(hit.title, limit)
+    if paper_name(hit.title):
+        return title
+    name = safe_title(method_name(" ".join(abstract))).replace("|", "/")
+    return f"{name} ({title})" if name and name.lower() not in hit.title.lower() else title
 
 
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
@@ -42,7 +53,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
     for ref, hit in enumerate(papers, start=1):
         abstract = tools.abstract_sentences(hit.paper_id)
         cells = classify(abstract)
-        row = [f"{short_title(hit.title, NAME_CHARS)} [{ref}]"]
+        row = [f"{paper_label(hit, abstract)} [{ref}]"]
         row += [f"{cells[c]} [{ref}]" if c in cells else NOT_STATED for c in COLUMNS]
         lines.append("| " + " | ".join(row) + " |")
         used = [cells[c] for c in COLUMNS if c in cells]
@@ -76,10 +87,10 @@ def _on_the_question(
         abstract = tools.abstract_sentences(hit.paper_id)
         quotes = answering_sentences(inp.question, abstract, weights)
         if not quotes:
-            lines.append(f"- {short_title(hit.title, NAME_CHARS)} [{ref}]: {NOT_STATED}")
+            lines.append(f"- {paper_label(hit, abstract)} [{ref}]: {NOT_STATED}")
             continue
         lines.append(
-            f"- {short_title(hit.title, NAME_CHARS)} [{ref}]: "
+            f"- {paper_label(hit, abstract)} [{ref}]: "
             + " ".join(with_marker(q, ref) for q in quotes)
         )
         citation.supporting += [q for q in quotes if q not in citation.supporting]
@@ -93,7 +104,10 @@ def _contrast(
     inp: ModeInput, tools: ModeTools, papers: Sequence[PaperHit]
 ) -> Generator[AnswerEvent, None, str]:
     """A sentence or two of contrast: from the LLM when there is one, else from the table."""
-    names = ", ".join(f"[{i}] {short_title(h.title)}" for i, h in enumerate(papers, start=1))
+    names = ", ".join(
+        f"[{i}] {paper_label(h, tools.abstract_sentences(h.paper_id), 60)}"
+        for i, h in enumerate(papers, start=1)
+    )
     if tools.is_extractive:
         text = (
             f"The papers differ in approach: see the rows above for {names}; each cell quotes its "
