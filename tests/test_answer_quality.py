@@ -1837,3 +1837,18 @@ def test_a_compared_paper_is_named_by_its_method_when_its_title_has_no_name() ->
     named = replace(untitled, title="FooNet Learns Tables")
     assert paper_label(named, abstract) == "FooNet Learns Tables"
     assert paper_label(untitled, ["We study tables."]) == "Fast Tables for Quartz Streams"
+
+
+def test_what_a_name_stands_for_quotes_the_sentence_spelling_it_out() -> None:
+    ranked = [
+        (Sentence("We design qzr, a router for quartz tables that learns online.", 0, 1, 9.0), 1),
+        (Sentence("qzr routes tables fast and learns online.", 0, 1, 8.0), 1),
+        (Sentence("In short, qzr (Quartz Zone Routing) casts tables as graphs.", 0, 1, 2.0), 1),
+        (Sentence("Our code is public.", 0, 1, 1.5), 1),
+    ]
+    for question in ("What does qzr stand for?", "What is the acronym qzr short for?"):
+        chosen = [s.text for s, _ in cover_question(question, ranked, _weights())]
+        assert any("(Quartz Zone Routing)" in text for text in chosen), (question, chosen)
+    # Asked something else, the spelled-out sentence adds nothing.
+    chosen = [s.text for s, _ in cover_question("What does qzr learn?", ranked, _weights())]
+    assert not any("(Quartz Zone Routing)" in text for text in chosen), chosen

@@ -471,13 +471,32 @@ def _asks_several(part: str) -> bool:
     return False
 
 
+# "What does FooNet stand for?", "what is QZR short for?": the sentence that spells the name out.
+_ASKS_EXPANSION = re.compile(
+    r"\bstands?\s+for\b|\bexpand(?:s|ed)?\s+to\b|\bshort\s+for\b|\b(?:acronym|abbreviation)\b",
+    re.IGNORECASE,
+)
+# A name and its long form side by side, one in parentheses: "QZR (Quartz Zone Routing)" or
+# "Quartz Zone Routing (QZR)".
+_SPELLED_OUT = re.compile(
+    r"[\w`'’-]+\W{0,2}\s*\((?:[A-Za-z][\w-]*\s+){1,8}[A-Za-z][\w-]*\)"
+    r"|\w\s*\([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*\)"
+)
+
+
+def _spells_out(sentence: str) -> bool:
+    return bool(_SPELLED_OUT.search(sentence))
+
+
 def _answer_kind(part: str, short: Collection[str] = ()) -> Callable[[str], bool] | None:
     """What a sentence must state to answer a question part: an amount (also a measured value,
     "what accuracy"), a name ("which datasets"; not one of the `short` forms the abstracts
-    define), several things ("which tasks": an enumeration or a name), a method, or
-    anything."""
+    define), several things ("which tasks": an enumeration or a name), a method, a name's long
+    form, or anything."""
     if asks_amount(part):
         return _states_amount
+    if _ASKS_EXPANSION.search(part):
+        return _spells_out
     measures = measured_things(part)
     if measures:  # a number, not the digit of "top-5" in the measure's own name
         unnamed = re.compile("|".join(re.escape(m) for m in measures), re.IGNORECASE)
