@@ -1852,3 +1852,17 @@ def test_what_a_name_stands_for_quotes_the_sentence_spelling_it_out() -> None:
     # Asked something else, the spelled-out sentence adds nothing.
     chosen = [s.text for s, _ in cover_question("What does qzr learn?", ranked, _weights())]
     assert not any("(Quartz Zone Routing)" in text for text in chosen), chosen
+
+
+@pytest.mark.slow
+def test_two_papers_named_by_acronyms_alone_are_compared(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # Two acronyms are little for a question to be similar to: the names pick the papers.
+    for question in ("Compare GCM and D-BETA", "How does GCM differ from D-BETA?"):
+        answer = full.answer(question)
+        assert answer.mode == "compare" and not answer.refused, answer.refusal_reason
+        titles = sorted(c.title for c in answer.citations)
+        assert len(titles) == 2, titles
+        assert "Monotonic Probabilities" in titles[1] and "ECG-Text" in titles[0], titles

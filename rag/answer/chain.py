@@ -1091,7 +1091,9 @@ class Answerer:
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:
             return "nothing was retrieved"
-        named = self._named_in(query) if mode == "ask" else {}
+        # Papers the question names are answered, compared or summarized however it is asked
+        # ("Compare QZR and FooNet": two acronyms are little to be similar to).
+        named = self._named_in(query)
         subject = list(named)
         subject_papers = list(dict.fromkeys(p for papers in named.values() for p in papers))
         if (
