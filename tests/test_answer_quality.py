@@ -1866,3 +1866,26 @@ def test_two_papers_named_by_acronyms_alone_are_compared(full_home, onnx_cache) 
         titles = sorted(c.title for c in answer.citations)
         assert len(titles) == 2, titles
         assert "Monotonic Probabilities" in titles[1] and "ECG-Text" in titles[0], titles
+
+
+@pytest.mark.slow
+def test_who_proposed_an_idea_credited_to_others_quotes_the_abstract(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # The abstract says who proposed the idea it builds on, and when: the byline would not.
+    credited = full.answer("Who proposed pan-privacy originally, and in which year?")
+    assert not credited.refused, credited.refusal_reason
+    assert "Dwork et al. (2010)" in credited.answer, credited.answer
+    assert [c.paper_id for c in credited.citations] == ["M18dhHTFf8"]
+    # Who wrote the paper is still its byline.
+    wrote = full.answer("Who wrote the local pan-privacy paper?")
+    byline = "“Local Pan-privacy for Federated Analytics” is by Vitaly Feldman"
+    assert wrote.answer.startswith(byline)
+    # A first question whose subject is "it", described by what it does, is answered.
+    described = full.answer(
+        "What does it use to re-base the task vector when the pretrained transformer is updated?"
+    )
+    assert not described.refused, described.refusal_reason
+    assert described.citations[0].paper_id == "sHvImzN9pL"
+    assert "weight permutations" in described.answer

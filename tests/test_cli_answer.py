@@ -225,3 +225,18 @@ def test_refusals_say_why(env: dict[str, str]) -> None:
     related = lines.index("Possibly related (what each says closest to the question):")
     assert "Compute or Load KV Cache" in lines[related + 1]
     assert lines[related + 2].strip().startswith("“")  # what that paper says, quoted
+
+
+def test_the_terminal_shows_latex_as_a_reader_would_type_it() -> None:
+    from rag.cli.answer import render_answer
+    from rag.records import Answer, Citation
+
+    title = "Fast $k$-means for {\\em QZR}"
+    cited = Citation(1, "p1", title, ["A. Quartz"], "https://x", "", False)
+    text = "We study {\\em local QZR} on 50\\% of $\\epsilon$ [1]."
+    answer = Answer("q", text, "ask", "x", False)
+    answer.citations = [cited]
+    shown = render_answer(answer)
+    assert "We study *local QZR* on 50% of ε [1]." in shown
+    assert "[1] Fast k-means for *QZR* — A. Quartz https://x" in shown
+    assert "\\em" not in shown and "$" not in shown

@@ -978,8 +978,11 @@ def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type
         ("What data does FooNet use?", False),  # names its subject
         ("Which data sets does the tensor sketch paper use?", False),  # a rare content word
         ("What data are used?", False),  # common words only, but refers to nothing unsaid
-        ("What problem does it solve?", True),  # its subject is a pronoun: rare words or not
-        ("How much faster are they on tensor sketches?", True),
+        ("What problem does it solve?", True),  # its subject is a pronoun
+        ("How much faster are they on tensor sketches?", True),  # two rare words say little
+        # ... unless the rest of it describes the subject in several rare words.
+        ("What sketch does it use to compress tensors in FooNet?", False),
+        ("How much faster is it at sketching tensors?", True),
         ("Which tensor sketch does FooNet use, and why does it help?", False),  # "it": FooNet
         ("Why do tensor sketches work?", False),
         ("Which is better?", True),  # a comparative alone: better than what?
@@ -989,9 +992,9 @@ def test_a_question_about_acclaim_is_refused_with_why(answerer) -> None:  # type
 )
 def test_a_question_that_names_nothing_has_no_subject(question: str, no_subject: bool) -> None:
     common = {"data", "use", "set"}
-    df = {"data": 80, "use": 90, "set": 40, "foonet": 1, "tensor": 3, "sketch": 2}
+    df = {"data": 80, "use": 90, "set": 40, "foonet": 1, "tensor": 3, "sketch": 2, "compress": 4}
     found = names_no_subject(
-        question, _weights(), lambda t: df.get(t, 0 if t in common else 5), 100
+        question, _weights(), lambda t: df.get(t, 0 if t in common else 10), 100
     )
     assert found is no_subject
 
@@ -1007,6 +1010,9 @@ def test_a_first_question_about_it_is_refused_and_a_follow_up_is_not(answerer) -
     )
     assert not followup.refused and followup.citations
     assert {c.paper_id for c in followup.citations} <= {c.paper_id for c in first.citations}
+    # A first question whose subject is a pronoun has one when it names a paper later on.
+    named = answerer.answer("How much does it cut time to first token, the Cake method?")
+    assert not named.refused and named.citations[0].title.startswith("Compute or Load KV Cache")
 
 
 @pytest.mark.parametrize(
@@ -1135,3 +1141,12 @@ def test_small_talk_is_refused_without_a_search_whatever_came_before(answerer) -
         answer = answerer.answer(message, history=turns)
         assert answer.refused and answer.refusal_reason == SMALL_TALK_REASON, message
         assert answer.citations == [] and answer.related == [], message
+
+
+def test_a_year_is_stated_by_a_year_written_as_a_number() -> None:
+    question = "Who first proposed the Quartz loss that FooNet extends, and in which year?"
+    dated = "The Quartz loss was proposed by Lee et al. (2010). FooNet extends the Quartz loss."
+    undated = "The Quartz loss was proposed by Lee et al. FooNet extends it to 2048 tokens."
+    assert _verdict(question, dated).answerable
+    refused = _verdict(question, undated)
+    assert not refused.answerable and "year" in refused.reason

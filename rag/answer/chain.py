@@ -632,6 +632,9 @@ class Answerer:
             and not request.history
             and not request.history_papers
             and not (request.filters and request.filters.active)
+            # "Which data do they release with FooNet?": a paper it names is its subject,
+            # whatever its pronouns.
+            and not named
             # "Which is the best paper?" names nothing, and asks for what no record holds: why
             # it cannot be answered is the latter.
             and self._unrecorded(question, request.mode) is None

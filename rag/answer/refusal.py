@@ -203,6 +203,10 @@ _MEASURE_VALUE = re.compile(
     r"(?<![A-Za-z])\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+# A year is asked for by the word and stated as a year of the past century ("(2010)", not
+# "2048 tokens").
+_YEAR_ASKED = re.compile(r"\byears?\b", re.IGNORECASE)
+_YEAR = re.compile(r"(?<![\d.,])(?:19\d\d|20[0-2]\d)(?![\d.,%])")
 
 
 # (words, text) -> those of `words` for which `text` has a word of the same meaning: a synonym or
@@ -816,6 +820,8 @@ def check_answerable(
             return True
         if _named_instance_of(phrase, text, question):
             return True
+        if _YEAR_ASKED.search(phrase) and _YEAR.search(text):  # "in which year": "(2010)"
+            return True
         missing = [x for x in _WORD.findall(phrase) if weights.terms(x) & (wanted - found)]
         # A short form the text spells out ("LMs" for "language models") is stated, and so is
         # a phrase the text writes as a short form ("question-answer pairs" / "Q&As").
@@ -1179,6 +1185,13 @@ def is_model_refusal(text: str) -> bool:
 # ("data", "perform"): in the dev and tune questions that stand alone, the rarest content word of
 # every question is used by at most 14% of all papers.
 COMMON_SHARE = 0.25
+# A first question whose subject is a pronoun describes that subject when at least
+# DESCRIBING_TERMS of its words are each used by at most DESCRIBING_SHARE of the papers. In ICML
+# 2025, questions that say nothing of what "it" is ("How accurate is it on image
+# classification?", "How much faster is it?") have at most one such word ("faster": 4%); a
+# description of what a paper does has several.
+DESCRIBING_SHARE = 0.05
+DESCRIBING_TERMS = 3
 SMALL_TALK_REASON = (
     "a greeting or thanks asks nothing about the papers: ask about a paper, method or topic"
 )
@@ -1214,8 +1227,14 @@ def names_no_subject(
     does it solve?"), or only words too common to pick anything out while it refers back to
     something unsaid ("What data does it use?")."""
     terms = topic_terms(question, weights)
-    if not terms or _PRONOUN_SUBJECT.search(question):
+    if not terms:
         return True
+    if _PRONOUN_SUBJECT.search(question):
+        # "What problem does it solve?" says nothing of what "it" is; "What does it use to
+        # re-base a task vector when the pretrained transformer changes?" describes it by what
+        # it does, in several words few papers use.
+        rare = [t for t in terms if document_frequency(t) <= DESCRIBING_SHARE * n_papers]
+        return len(rare) < DESCRIBING_TERMS
     # "Which is better?": a comparative or superlative alone picks among things unsaid.
     if terms <= weights.terms(" ".join(_COMPARATIVES)):
         return True

@@ -13,6 +13,7 @@ from rag.answer.bibtex import bibtex
 from rag.answer.chain import Answerer
 from rag.cli.common import add_filters, filters_from_args, settings_from_args
 from rag.errors import PaperTalkError
+from rag.text.latex import latex_to_text
 from rag.text.questions import clean_question
 
 
@@ -152,7 +153,7 @@ def render_answer(answer: Any, *, error_line: bool = True) -> str:
         return "\n".join(lines)
     if answer.extractive and "fallback" in answer.llm:
         lines.append("(the model's answer was not supported by the papers: quoting them instead)")
-    lines.append(answer.answer)
+    lines.append(latex_to_text(answer.answer))  # "{\em x}", "$k$": as a reader would type them
     reason = " ".join(getattr(answer, "refusal_reason", "").split())
     if answer.refused and reason:
         lines.append(f"Why: {reason}" + ("" if reason.endswith((".", "?", "!")) else "."))
@@ -168,7 +169,7 @@ def render_answer(answer: Any, *, error_line: bool = True) -> str:
         for c in answer.citations:
             mark = " (source found by PaperTalk: the model cited none)" if c.attributed else ""
             authors = ", ".join(c.authors[:3]) + (" et al." if len(c.authors) > 3 else "")
-            lines.append(f"  [{c.n}] {c.title} — {authors} {c.url}{mark}")
+            lines.append(f"  [{c.n}] {latex_to_text(c.title)} — {authors} {c.url}{mark}")
     for note in getattr(answer, "removed", []):
         lines.append(f"  ✂ {note}")
     if answer.refused and answer.related:

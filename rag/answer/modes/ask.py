@@ -25,8 +25,39 @@ from rag.records import AnswerEvent
 MAX_BYLINES = 5
 
 
+# An abstract crediting an idea to others: "X was proposed by Quartz et al. (2010)", "introduced
+# by Quartz and Lee", "Quartz et al. (2010) defined X".
+_CREDITED = re.compile(
+    r"\b(?:proposed|introduced|developed|defined|coined|formulated|invented)\s+(?:\w+\s+)?by\s+"
+    r"[A-Z][\w-]+(?:\s+et\s+al\b|\s+and\s+[A-Z]|\s*\(\d{4}\))"
+    r"|\b[A-Z][\w-]+\s+et\s+al\.?\s*[(\[]?\d{4}"
+)
+
+
+_WHO_CREDITED = re.compile(
+    r"\bwho\s+(?:\w+ly\s+|first\s+)?(?:proposed|introduced|developed|defined|coined|formulated|"
+    r"invented)\b",
+    re.IGNORECASE,
+)
+
+
+def credited_to_others(inp: ModeInput, tools: ModeTools) -> bool:
+    """Whether a passage credits what the question asks about to people other than its authors
+    ("Who proposed X?" when the abstract says "X was proposed by Quartz et al."): the abstract
+    answers it, not the byline."""
+    if not _WHO_CREDITED.search(inp.question):  # "Who wrote X?" asks for the byline
+        return False
+    asked = tools.weights().terms(inp.question)
+    return any(
+        _CREDITED.search(x) and asked & tools.weights().terms(x)
+        for p in inp.passages
+        for x in re.split(r"(?<=[.!?])\s+", p.text)
+    )
+
+
 def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
-    if wants_byline(inp.question):
+    credited = credited_to_others(inp, tools)
+    if wants_byline(inp.question) and not credited:
         # "Who wrote X?": the metadata answers it, not the abstract (the one paper asked
         # about, or those named)
         about = asked_papers(inp) or inp.named
@@ -34,7 +65,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         if subject:
             yield from byline.run(inp, subject)
             return
-    if wants_record(inp.question):
+    if wants_record(inp.question) and not credited:
         # "When was X published?", "Is X an oral?": the record answers it
         about = inp.named or asked_papers(inp)
         subject = [h for pid in about for h in inp.hits if h.paper_id == pid][:MAX_BYLINES]
