@@ -142,6 +142,24 @@ def test_a_name_a_paper_only_mentions_brings_one_of_its_sentences_not_all() -> N
     assert sum(1 for _, n in chosen if n == 2) <= 1
 
 
+def test_a_question_describing_its_paper_by_its_title_is_answered_for_the_rest() -> None:
+    # The title's words say which paper is meant; the answer is what the rest asks.
+    passage = _passage(
+        1,
+        "Quartz rebasing of adapter deltas",
+        "We rebase adapter deltas with quartz permutations of the adapter weights.",
+        "Quartz rebasing tailors the adapter deltas to attention layers.",
+        "Adapters are small modules added to a frozen model.",
+        "Deltas of adapters go stale when the base model changes.",
+        "It works in a label-free manner, without any gradient step.",
+        score=9.0,
+    )
+    answer = compose_extractive(
+        [passage], "Does quartz rebasing of adapter deltas need labels?", _weights()
+    )
+    assert "label-free" in answer
+
+
 def test_a_quoted_answer_may_draw_on_sentences_that_share_no_word_with_the_question() -> None:
     text = "Cats purr. Dogs bark loudly at night. Fish swim."
     hit = PaperHit("p1", "Animals", [], "", "", 1.0, [Passage("p1-0", text, 0, len(text))])

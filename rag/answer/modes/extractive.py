@@ -148,6 +148,11 @@ def quotes_for(
             for p in passages
         }
         short = {p.n: defined_abbreviations(f"{p.title}. {p.text}") for p in passages}
+        # A paper's title says what every sentence of it is about: the question's words its
+        # title uses pick the paper, and its sentences are chosen for the rest ("Does the
+        # re-basin method for task vectors need data?" is answered by "data-free").
+        asked = weights.terms(question)
+        titled = {p.n: weights.terms(p.title) & asked for p in passages}
         # The passages of the papers the question calls by their names.
         named_passages = {p.n for p in passages if p.paper_id in named}
         chosen = cover_question(
@@ -158,6 +163,7 @@ def quotes_for(
             owned=owned,
             short=short,
             each_method=named_passages if compared else (),
+            titled=titled,
         )
         if chosen and wants_identity(question) and not named_passages:
             # "Which paper does X?" is answered by the paper's name, then what it says.
@@ -224,6 +230,7 @@ def cover_question(
     owned: Mapping[int, set[str]] | None = None,
     short: Mapping[int, Mapping[str, str]] | None = None,
     each_method: Collection[int] = (),
+    titled: Mapping[int, set[str]] | None = None,
 ) -> list[tuple[Sentence, int]]:
     """Sentences (best-scored first in `ranked`, with their passage numbers) chosen greedily to
     cover the question's content terms and what each part asks for (an amount, a method);
@@ -240,8 +247,11 @@ def cover_question(
     named = subject_terms(query_names(question), weights)
     defined = {form for forms in (short or {}).values() for form in forms}
     wanted = set().union(*(content_terms(p, weights) for p in split)) if split else set()
+    # Nor do the words of the first paper's title: they say which paper is asked about ("Does
+    # the re-basin method for task vectors need data?"), not what is asked of it.
+    subject = named | (titled or {}).get(ranked[0][1], set()) if ranked else named
     parts = [
-        (content_terms(p, weights) - named | _kind_terms(p, weights), _answer_kind(p, defined))
+        (content_terms(p, weights) - subject | _kind_terms(p, weights), _answer_kind(p, defined))
         for p in split
     ]
     terms = [
