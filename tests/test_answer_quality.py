@@ -301,6 +301,11 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
     # "known as" and "referred to as" introduce a name like "called" does.
     for intro in ("we introduce a novel method, known as FooNet,", "referred to as FooNet, it"):
         assert method_name(f"To fix this, {intro} which scales.") == "FooNet"
+    # A capitalised name right after "we propose" goes by the short form after it.
+    assert method_name("Here we propose Tilted Quartz (TQZ), a smoothed Quartz.") == "TQZ"
+    assert method_name("We introduce a novel Quartz Feature Alignment (QFA) loss.") == "QFA"
+    # A field's long form is no name of the paper's method.
+    assert method_name("We propose a method for graph neural networks (GNNs).") == ""
 
 
 def test_a_name_of_several_words_is_a_name_only_as_its_paper_writes_it() -> None:

@@ -78,6 +78,8 @@ def _verdict(
         ("What large language model does FooNet call?", [("large", "language model")]),
         ("Which datasets and encoders are used?", [("", "datasets")]),
         ("In which environments were the experiments run?", [("", "environments")]),
+        ("Which VLMs does FooNet pick most often?", [("", "VLMs")]),
+        ("Which vision-language models is it tested with?", [("", "vision-language models")]),
         (
             "On which pathology slide collections was it tested?",
             [("pathology slide", "collections")],
@@ -801,6 +803,9 @@ def test_capitalised_concept_words_are_not_names_but_a_product_name_is() -> None
     # An author of cited work is no name of a model or dataset.
     cited = "Unlike earlier studies (Fooman et al. 2024), we test on BarSet."
     assert instance_names(cited, "which models") == ["BarSet"]
+    # A word capitalised because it opens the sentence is no name.
+    opening = "Pre-trained VLMs such as Fast-Quartz are popular."
+    assert instance_names(opening, "which VLMs") == ["Fast-Quartz"]
 
 
 def test_the_words_of_a_long_form_glossing_a_short_form_are_not_names() -> None:
@@ -1150,3 +1155,8 @@ def test_a_year_is_stated_by_a_year_written_as_a_number() -> None:
     assert _verdict(question, dated).answerable
     refused = _verdict(question, undated)
     assert not refused.answerable and "year" in refused.reason
+
+
+def test_what_happens_asks_for_no_thing_of_its_own() -> None:
+    assert asked_phrases("What happens to FooNet as its tilt grows?", ["FooNet"]) == []
+    assert asked_phrases("What tilt does FooNet use?", ["FooNet"]) == ["tilt"]

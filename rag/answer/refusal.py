@@ -127,6 +127,8 @@ _DETERMINERS = frozenset("the a an this that these those its their his her our m
 # A verb also comes before "whether" or "if" ("which dimension decides whether ..."), an object
 # pronoun ("what signal tells it ...") and a verb's particle ("what comes out ...").
 _CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out up off down".split())
+# Verbs of an event with no object: after a question word, the question word is their subject.
+_EVENT_VERBS = frozenset("happen happens happened occur occurs occurred".split())
 # "At what point / time / moment" asks when: the word after the question word is no asked-for
 # phrase.
 _WHEN = re.compile(r"\bat\s+$", re.IGNORECASE)
@@ -306,6 +308,8 @@ def asked_phrases(
         following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
         if len(following) >= 2 and following[1].lower() in _CLAUSE_OPENERS:
             continue  # "what <verb> the ...": the question word is the subject
+        if following[:1] and following[0].lower() in _EVENT_VERBS:
+            continue  # "what happens to X when ...": asks what X does, no thing of its own
         if (
             following[:1]
             and following[0].lower() in _WHEN_NOUNS
@@ -411,7 +415,8 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
 # one: a sentence of the paper must write a name the question does not, where it speaks of the
 # kind or of what the question asks about.
 NAMED_KINDS = frozenset(
-    """dataset datasets benchmark benchmarks corpus corpora llm llms gpu gpus simulator
+    """dataset datasets benchmark benchmarks corpus corpora llm llms vlm vlms mllm mllms lvlm
+    lvlms gpu gpus simulator
     simulators library libraries backbone backbones baseline baselines environment
     environments country countries city cities language languages accelerator accelerators
     chip chips hardware chatbot chatbots collection collections""".split()
@@ -422,7 +427,8 @@ NAMED_KINDS = frozenset(
 # names the paper ("which LLM drives the agents of X": an instance used by X).
 _KIND = (  # two-word kinds first: "language model" is one kind, not "language" and a noun
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
-    r"(?:language|base|pretrained|pre-trained|foundation) models?|graphics cards?|"
+    r"(?:vision-language|language|base|pretrained|pre-trained|foundation) models?|"
+    r"graphics cards?|"
     + "|".join(sorted(NAMED_KINDS))
     + r")"
 )
@@ -643,9 +649,16 @@ def instance_names(
         """ "Chhabra et al. 2024": an author of cited work, not a name of a thing."""
         return bool(re.search(rf"(?<!\w){re.escape(name)}\s+et\s+al\b", sentence))
 
+    def opening_capital(name: str) -> bool:
+        """ "Pre-trained models are ...": a word capitalised only because it opens the
+        sentence."""
+        return sentence.lstrip().startswith(name) and name[1:].replace("-", "").islower()
+
     return [
         n
-        for n in dict.fromkeys(name_base(n) for n in query_names(sentence))
+        for n in dict.fromkeys(
+            name_base(n) for n in query_names(sentence) if not opening_capital(n)
+        )
         if n.lower().rstrip("s") not in asked
         and _compact(n) not in _compact(asked)
         and n.rstrip("s") not in short

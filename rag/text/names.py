@@ -205,6 +205,12 @@ _METHOD_PATTERNS = (
     re.compile(rf"\b{_NAMING}\s+{_METHOD_NAME}{_AFTER_METHOD_NAME}"),
     # "termed Fast Incomplete Multi-view clustering by flexible anchor Learning (FIML)"
     re.compile(rf"\b{_NAMING}\s+[^.()]{{1,160}}?\s\((?P<name>[A-Za-z0-9][\w+-]*)\)"),
+    # "we propose Tilted SAM (TSAM)", "introduce a novel Quartz Feature Alignment (QFA)": a
+    # capitalised name right after the verb, and the short form it goes by
+    re.compile(
+        r"\b(?:present|propose|introduce)s?\s+(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple)\s+)?"
+        r"(?:[A-Z][\w-]*\s+){1,6}\((?P<name>[A-Za-z0-9][\w+-]*)\)"
+    ),
 )
 _NOT_METHOD_NAMES = frozenset(
     {"a", "an", "the", "this", "that", "these", "our", "we", "it", "its", "in", "to", "two"}
