@@ -428,9 +428,7 @@ NAMED_KINDS = frozenset(
 _KIND = (  # two-word kinds first: "language model" is one kind, not "language" and a noun
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     r"(?:vision-language|language|base|pretrained|pre-trained|foundation) models?|"
-    r"graphics cards?|"
-    + "|".join(sorted(NAMED_KINDS))
-    + r")"
+    r"graphics cards?|" + "|".join(sorted(NAMED_KINDS)) + r")"
 )
 # What may follow the asked kind before its verb: a prepositional phrase ("which corpus in the
 # main example, and ...").
