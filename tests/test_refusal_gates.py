@@ -35,6 +35,7 @@ from rag.answer.refusal import (
     states_instance,
     states_own_limit,
     topic_terms,
+    unmentioned_name,
 )
 from rag.records import PaperHit
 from rag.retrieve.hybrid import SearchFilters
@@ -1160,3 +1161,28 @@ def test_a_year_is_stated_by_a_year_written_as_a_number() -> None:
 def test_what_happens_asks_for_no_thing_of_its_own() -> None:
     assert asked_phrases("What happens to FooNet as its tilt grows?", ["FooNet"]) == []
     assert asked_phrases("What tilt does FooNet use?", ["FooNet"]) == ["tilt"]
+
+
+def test_a_question_word_after_a_verb_of_choosing_asks_how_the_choice_is_made() -> None:
+    assert asked_phrases("What does FooNet rely on to decide which examples to keep?") == []
+    assert asked_phrases("How does it choose what layers to prune, and what speedup?") == [
+        "speedup"
+    ]
+    assert asked_phrases("Which examples does FooNet keep?") == ["examples"]
+
+
+def test_a_name_no_retrieved_paper_mentions_is_reported() -> None:
+    text = "FooNet detects objects. BarNet (Quartz Region Net) segments them."
+    assert unmentioned_name("How do FooNet and BazDet compare?", text) == "BazDet"
+    assert unmentioned_name("How do FooNet and BarNet compare?", text) is None
+
+
+def test_a_comparison_or_summary_of_what_no_paper_mentions_is_refused(answerer) -> None:  # type: ignore[no-untyped-def]
+    for question, mode in (
+        ("How do YOLO and Cake compare?", "compare"),
+        ("Summarize the work on YOLO detectors", "ask"),  # summarized: its intent says so
+    ):
+        answer = answerer.answer(question, mode=mode)
+        assert answer.mode in ("compare", "summarize"), question
+        assert answer.refused and answer.refusal_reason == "the papers never mention YOLO"
+    assert not answerer.answer("How do Cake and DreamDPO compare?", mode="compare").refused

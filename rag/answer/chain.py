@@ -94,6 +94,7 @@ from rag.answer.refusal import (
     coverage,
     named_kinds,
     names_no_subject,
+    unmentioned_name,
 )
 from rag.answer.relevance import (
     CANDIDATES,
@@ -1104,6 +1105,15 @@ class Answerer:
             and not subject_papers  # a paper the question names is there, however it is asked
         ):
             return "no paper is close enough to the question"
+        if mode in ("compare", "summarize"):
+            # "How do YOLO and FooNet compare?": what no retrieved paper mentions is not there
+            # to compare or summarize (ask mode checks this with the other gates).
+            text = " ".join(
+                f"{h.title} {' '.join(self.abstract_sentences(h.paper_id))}" for h in hits
+            )
+            missing = unmentioned_name(without_venues(question), text)
+            if missing is not None:
+                return f"the papers never mention {missing}"
         if mode != "ask":
             return None
         if wants_record(question) and (subject_papers or followup):

@@ -127,6 +127,11 @@ _DETERMINERS = frozenset("the a an this that these those its their his her our m
 # A verb also comes before "whether" or "if" ("which dimension decides whether ..."), an object
 # pronoun ("what signal tells it ...") and a verb's particle ("what comes out ...").
 _CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out up off down".split())
+# A verb of choosing or knowing before a question word makes what follows an embedded question
+# ("decide which examples to keep"): the question asks how the choice is made.
+_CHOOSING = re.compile(
+    r"\b(?:decid|choos|chose|determin|select|pick|identif|know|learn)\w*\s+$", re.IGNORECASE
+)
 # Verbs of an event with no object: after a question word, the question word is their subject.
 _EVENT_VERBS = frozenset("happen happens happened occur occurs occurred".split())
 # "At what point / time / moment" asks when: the word after the question word is no asked-for
@@ -304,6 +309,8 @@ def asked_phrases(
     question = _POSSESSIVE.sub("", without_venues(question))
     names = {w for n in subjects for w in n.split()}
     for match in after.finditer(question):
+        if _CHOOSING.search(question[: match.start()]):
+            continue  # "how does it decide which examples to keep": the choice is asked, not them
         # A punctuation mark ends the phrase ("on how many tasks, over how many suites").
         following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
         if len(following) >= 2 and following[1].lower() in _CLAUSE_OPENERS:
@@ -742,6 +749,25 @@ def _compact(text: str) -> str:
     return re.sub(r"[-\s]+", "", text.lower())
 
 
+def unmentioned_name(question: str, retrieved: str) -> str | None:
+    """The first name `question` uses that `retrieved` (the retrieved papers' text) never
+    mentions, if any."""
+    typed = ""  # the text as names are typed ("$\\mu$FooNet" -> "muFooNet"), made when needed
+    for name in dict.fromkeys(name_base(n) for n in query_names(question)):
+        # A short form may be spelled out ("GNNs": "graph neural networks", "RL": "reinforcement
+        # learning"). Two letters spell some pair of adjacent words in many texts, but the
+        # two-letter names questions use are field terms (RL, KV, DP), not made-up names.
+        # A word hyphenated to a short form is written out too ("local-DP": "local
+        # differential privacy").
+        spelled = spelled_out(name, retrieved) or qualified_spelled_out(name, retrieved)
+        if _mentions(name, retrieved) or spelled:
+            continue
+        typed = typed or as_typed(retrieved)
+        if not _mentions(name, typed):
+            return name
+    return None
+
+
 def check_answerable(
     question: str,
     passages: Sequence[ContextPassage],
@@ -779,21 +805,9 @@ def check_answerable(
     ]
     retrieved = " ".join(parts)
 
-    @cache
-    def typed() -> str:
-        """The retrieved text as names are typed ("$\\mu$FooNet" -> "muFooNet"), made when
-        needed."""
-        return as_typed(retrieved)
-
-    for name in dict.fromkeys(name_base(n) for n in query_names(current)):
-        # A short form may be spelled out ("GNNs": "graph neural networks", "RL": "reinforcement
-        # learning"). Two letters spell some pair of adjacent words in many texts, but the
-        # two-letter names questions use are field terms (RL, KV, DP), not made-up names.
-        # A word hyphenated to a short form is written out too ("local-DP": "local
-        # differential privacy").
-        spelled = spelled_out(name, retrieved) or qualified_spelled_out(name, retrieved)
-        if not _mentions(name, retrieved) and not _mentions(name, typed()) and not spelled:
-            return Answerability(False, 0.0, f"the papers never mention {name}")
+    name = unmentioned_name(current, retrieved)
+    if name is not None:
+        return Answerability(False, 0.0, f"the papers never mention {name}")
     for number in _NUMBER_IN_QUESTION.findall(current):
         if len(number) >= 2 and number not in retrieved:
             return Answerability(False, 0.0, f"the papers never mention {number}")
