@@ -80,6 +80,11 @@ def _verdict(
         ("Which datasets and encoders are used?", [("", "datasets")]),
         ("In which environments were the experiments run?", [("", "environments")]),
         ("Which VLMs does FooNet pick most often?", [("", "VLMs")]),
+        # Coordinated modifiers narrow one kind.
+        (
+            "Which vision and audio datasets is FooNet tested on?",
+            [("vision and audio", "datasets")],
+        ),
         ("Which vision-language models is it tested with?", [("", "vision-language models")]),
         (
             "On which pathology slide collections was it tested?",
@@ -804,6 +809,10 @@ def test_capitalised_concept_words_are_not_names_but_a_product_name_is() -> None
     # An author of cited work is no name of a model or dataset.
     cited = "Unlike earlier studies (Fooman et al. 2024), we test on BarSet."
     assert instance_names(cited, "which models") == ["BarSet"]
+    # An adjective made from a name is no name, prefixed or not.
+    assert instance_names("On non-Euclidean data, e.g. BarSet graphs.", "which datasets") == [
+        "BarSet"
+    ]
     # A word capitalised because it opens the sentence is no name.
     opening = "Pre-trained VLMs such as Fast-Quartz are popular."
     assert instance_names(opening, "which VLMs") == ["Fast-Quartz"]

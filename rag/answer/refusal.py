@@ -192,7 +192,7 @@ _TITLE_CASE_RUN = re.compile(
     rf"(?<![\w-])(?:{_CAPITALISED_WORD}\s+){{2,}}{_CAPITALISED_WORD}(?![\w-])"
 )
 # An adjective made from a name ("Hessian", "Euclidean") describes, it does not name.
-_NAME_ADJECTIVE = re.compile(r"[A-Z][a-z]+(?:ian|ean)")
+_NAME_ADJECTIVE = re.compile(r"(?:[a-z]+-)?[A-Z][a-z]+(?:ian|ean)")  # "non-Euclidean" too
 # A count: a number, in digits or words, before a word ("57 tasks", "five domains", "up to four
 # steps"), or a size ("140M").
 _COUNT_NUMBER = (
@@ -510,7 +510,8 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
         matches += list(_GENERIC_KIND.finditer(question))
         matches += list(_COMPARED_KIND.finditer(question))
     for match in matches:
-        between = match.group(1).lower().split()
+        # Modifiers may be coordinated ("which vision and audio datasets").
+        between = [w for w in match.group(1).lower().split() if w not in ("and", "or")]
         if not any(w in _PHRASE_END or w in _DETERMINERS or w in ASKING_WORDS for w in between):
             kinds.append((match.group(1).strip(), match.group(2)))
     return kinds
