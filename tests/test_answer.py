@@ -295,6 +295,10 @@ def test_local_model_answers_with_valid_citations_and_refuses(searcher) -> None:
         ("Does the other one need labels?", True),
         ("One paper sorts by quartz; what does it use?", True),
         ("One paper sorts by quartz. What data?", False),
+        ("And how many target datasets?", True),  # carries on the last question
+        ("What about the memory footprint?", True),
+        ("How many target datasets are there?", False),
+        ("And which papers study garment folding robots?", False),  # a new question
     ],
 )
 def test_what_counts_as_a_follow_up(question: str, leans_on_history: bool) -> None:

@@ -306,6 +306,15 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
     assert method_name("We introduce a novel Quartz Feature Alignment (QFA) loss.") == "QFA"
     # A field's long form is no name of the paper's method.
     assert method_name("We propose a method for graph neural networks (GNNs).") == ""
+    # The long form a paper's own short name spells out names the paper too.
+    index = NameIndex(
+        {"q": {"title": "Reusing models for new tasks"}},
+        {"q": "This paper proposes a paradigm called Quartz Label Learning (QLL)."},
+    )
+    assert index.written_names_in("Who proposed Quartz Label Learning?") == {
+        "Quartz Label Learning": ["q"]
+    }
+    assert index.papers_named_in("How does QLL work?") == ["q"]
 
 
 def test_a_name_of_several_words_is_a_name_only_as_its_paper_writes_it() -> None:

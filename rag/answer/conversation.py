@@ -26,11 +26,22 @@ def refers_back(question: str) -> bool:
 
 def is_followup(question: str) -> bool:
     """Whether `question` leans on earlier turns: it refers back ('it', 'the method'), or it is
-    very short and names nothing ('Why?', 'And the speed-up?'; not 'What is Cake?')."""
+    very short and names nothing ('Why?', 'And the speed-up?', 'And how many target datasets?';
+    not 'What is Cake?')."""
     words = question.split()
     if _REFERRING.search(question):
         return True
-    return len(words) <= 4 and not _names_something(words)
+    # Very short, or opened as a continuation and short ("And how many target datasets?").
+    short = CONTINUED_WORDS if _CONTINUING.match(question) else SHORT_WORDS
+    return len(words) <= short and not _names_something(words)
+
+
+SHORT_WORDS = 4
+CONTINUED_WORDS = 5
+
+
+# "And how many datasets?", "What about the speed?": a question that carries on the last one.
+_CONTINUING = re.compile(r"\s*(?:and|also|what\s+about|how\s+about|as\s+for)\b", re.IGNORECASE)
 
 
 _SINGULAR = re.compile(

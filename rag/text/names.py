@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rag.text.abbreviations import letters_in_order
+from rag.text.abbreviations import defined_abbreviations, letters_in_order
 from rag.text.latex import as_typed
 from rag.text.questions import without_venues
 
@@ -56,9 +56,15 @@ class NameIndex:
         for paper_id, meta in papers.items():
             # Names as users type them: "$\\mu$FooNet" is typed "muFooNet".
             names = short_names(as_typed(str(meta.get("title", ""))))
-            introduced = method_name(as_typed(abstracts.get(paper_id, "")))
+            abstract = as_typed(abstracts.get(paper_id, ""))
+            introduced = method_name(abstract)
             if introduced and introduced not in names:
                 names.append(introduced)
+            # The long form the abstract spells its name out in ("Model Label Learning (MLL)")
+            # names the paper too.
+            long_form = defined_abbreviations(abstract).get(introduced.rstrip("s"), "")
+            if len(long_form.split()) > 1 and long_form not in names:
+                names.append(long_form)
             for name in names:
                 written = tuple(_TOKEN.findall(name))
                 words = tuple(w.lower() for w in written)
