@@ -1173,7 +1173,7 @@ def test_what_happens_asks_for_no_thing_of_its_own() -> None:
 
 
 def test_a_question_word_after_a_verb_of_choosing_asks_how_the_choice_is_made() -> None:
-    assert asked_phrases("What does FooNet rely on to decide which examples to keep?") == []
+    assert asked_phrases("What does FooNet rely on to decide which tokens to drop?") == []
     assert asked_phrases("How does it choose what layers to prune, and what speedup?") == [
         "speedup"
     ]
@@ -1188,10 +1188,10 @@ def test_a_name_no_retrieved_paper_mentions_is_reported() -> None:
 
 def test_a_comparison_or_summary_of_what_no_paper_mentions_is_refused(answerer) -> None:  # type: ignore[no-untyped-def]
     for question, mode in (
-        ("How do YOLO and Cake compare?", "compare"),
-        ("Summarize the work on YOLO detectors", "ask"),  # summarized: its intent says so
+        ("How do BazDet and Cake compare?", "compare"),
+        ("Summarize the BazDet work on KV cache loading", "ask"),  # summarized: its intent says so
     ):
         answer = answerer.answer(question, mode=mode)
         assert answer.mode in ("compare", "summarize"), question
-        assert answer.refused and answer.refusal_reason == "the papers never mention YOLO"
+        assert answer.refused and answer.refusal_reason == "the papers never mention BazDet"
     assert not answerer.answer("How do Cake and DreamDPO compare?", mode="compare").refused

@@ -1106,7 +1106,7 @@ class Answerer:
         ):
             return "no paper is close enough to the question"
         if mode in ("compare", "summarize"):
-            # "How do YOLO and FooNet compare?": what no retrieved paper mentions is not there
+            # "How do BazDet and FooNet compare?": what no retrieved paper mentions is not there
             # to compare or summarize (ask mode checks this with the other gates).
             text = " ".join(
                 f"{h.title} {' '.join(self.abstract_sentences(h.paper_id))}" for h in hits

@@ -128,7 +128,7 @@ _DETERMINERS = frozenset("the a an this that these those its their his her our m
 # pronoun ("what signal tells it ...") and a verb's particle ("what comes out ...").
 _CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out up off down".split())
 # A verb of choosing or knowing before a question word makes what follows an embedded question
-# ("decide which examples to keep"): the question asks how the choice is made.
+# ("decide which tokens to drop"): the question asks how the choice is made.
 _CHOOSING = re.compile(
     r"\b(?:decid|choos|chose|determin|select|pick|identif|know|learn)\w*\s+$", re.IGNORECASE
 )
@@ -310,7 +310,7 @@ def asked_phrases(
     names = {w for n in subjects for w in n.split()}
     for match in after.finditer(question):
         if _CHOOSING.search(question[: match.start()]):
-            continue  # "how does it decide which examples to keep": the choice is asked, not them
+            continue  # "how does it decide which tokens to drop": the choice is asked, not them
         # A punctuation mark ends the phrase ("on how many tasks, over how many suites").
         following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
         if len(following) >= 2 and following[1].lower() in _CLAUSE_OPENERS:
