@@ -315,6 +315,13 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
         "Quartz Label Learning": ["q"]
     }
     assert index.papers_named_in("How does QLL work?") == ["q"]
+    # A long form that many abstracts write is the field's term, not the paper's name.
+    papers = {f"p{i}": {"title": f"Study {i} of models"} for i in range(6)}
+    abstracts = {f"p{i}": "We probe quartz label models on tasks." for i in range(1, 6)}
+    abstracts["p0"] = "This paper proposes a paradigm called quartz label models (QLMs)."
+    index = NameIndex(papers, abstracts)
+    assert index.written_names_in("Which quartz label models prune tasks?") == {}
+    assert index.papers_named_in("How do quartz label models prune?") == []
 
 
 def test_a_name_of_several_words_is_a_name_only_as_its_paper_writes_it() -> None:

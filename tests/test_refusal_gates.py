@@ -342,6 +342,11 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("Which failure does FooNet blame for the drop?", []),
         # A word before "up", "off" or "down" is a verb with its particle.
         ("How many prompts make up BarSet?", ["prompts"]),
+        # A word before an embedded question is a verb: a noun is not followed by "how".
+        ("What caps how far FooNet can look ahead?", []),
+        ("What decides which experts FooNet calls?", []),
+        # "What goes on" is an event, like "what happens".
+        ("What goes on inside the FooNet router?", []),
     ],
 )
 def test_where_the_asked_phrase_ends_and_what_it_holds(question: str, phrases: list[str]) -> None:
@@ -417,6 +422,9 @@ def test_how_an_amount_is_chosen_asks_for_no_amount() -> None:
     assert counted_things("Which step decides how many crops FooNet keeps?", ["FooNet"]) == []
     assert not asks_amount("How does FooNet decide how much to prune at each layer?")
     assert not asks_amount("How does FooNet learn how many experts to route to?")
+    # What bounds an amount is asked, not the amount.
+    assert not asks_amount("What bounds how many samples FooNet may draw?")
+    assert not asks_amount("What caps how many tokens FooNet reads?")
     assert asks_amount("How much does FooNet prune?")
     assert counted_things("How many crops does FooNet keep?", ["FooNet"]) == ["crops"]
 
@@ -1195,3 +1203,17 @@ def test_a_comparison_or_summary_of_what_no_paper_mentions_is_refused(answerer) 
         assert answer.mode in ("compare", "summarize"), question
         assert answer.refused and answer.refusal_reason == "the papers never mention BazDet"
     assert not answerer.answer("How do Cake and DreamDPO compare?", mode="compare").refused
+
+
+def test_which_thing_is_answered_by_a_name_where_the_rest_of_the_question_is_stated() -> None:
+    # "Which solver runs on the shrunk instances": the abstract names the one it calls
+    # ("QuartzSAT") where it says what the rest of the question says, without the word "solver".
+    abstract = "FooNet shrinks every instance first. QuartzSAT then runs on the shrunk instances."
+    question = "Which solver runs on the shrunk instances in FooNet?"
+    verdict = _verdict(question, abstract)
+    assert verdict.answerable, verdict.reason
+    # No name where the rest is stated, or a name written elsewhere, answers nothing.
+    unnamed = "FooNet shrinks every instance first. A classic search then runs on the shrunk ones."
+    assert not _verdict(question, unnamed).answerable
+    elsewhere = "FooNet shrinks every instance, unlike QuartzSAT. Then it runs on shrunk instances."
+    assert not _verdict(question, elsewhere).answerable

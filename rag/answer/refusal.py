@@ -125,15 +125,19 @@ _QUESTION_WORD = re.compile(r"\b(what|which|how many|how much)\s+", re.IGNORECAS
 # was a verb ("what makes the model ..."), so there is no asked-for phrase.
 _DETERMINERS = frozenset("the a an this that these those its their his her our my your".split())
 # A verb also comes before "whether" or "if" ("which dimension decides whether ..."), an object
-# pronoun ("what signal tells it ...") and a verb's particle ("what comes out ...").
-_CLAUSE_OPENERS = _DETERMINERS | frozenset("whether if it them they us out up off down".split())
+# pronoun ("what signal tells it ..."), a verb's particle ("what comes out ...") and an embedded
+# question ("what caps how far ...": a noun is not followed by a question word).
+_CLAUSE_OPENERS = _DETERMINERS | frozenset(
+    "whether if it them they us out up off down how what which when where why who".split()
+)
 # A verb of choosing or knowing before a question word makes what follows an embedded question
 # ("decide which tokens to drop"): the question asks how the choice is made.
 _CHOOSING = re.compile(
     r"\b(?:decid|choos|chose|determin|select|pick|identif|know|learn)\w*\s+$", re.IGNORECASE
 )
-# Verbs of an event with no object: after a question word, the question word is their subject.
-_EVENT_VERBS = frozenset("happen happens happened occur occurs occurred".split())
+# Verbs of an event with no object ("what happens", "what goes on"): after a question word,
+# the question word is their subject.
+_EVENT_VERBS = frozenset("happen happens happened occur occurs occurred go goes went".split())
 # "At what point / time / moment" asks when: the word after the question word is no asked-for
 # phrase.
 _WHEN = re.compile(r"\bat\s+$", re.IGNORECASE)
@@ -939,6 +943,30 @@ def check_answerable(
                 return True
         return False
 
+    def named_in_context(part: str, phrase: str) -> bool:
+        """Whether a sentence of the paper writes a name where it states what the rest of `part`
+        says: "which solver runs on the shrunk instances" is answered by "QuartzSAT then runs on
+        the shrunk instances", although the sentence never says "solver" (the answer to "which
+        X" is an instance of X, written by its name, as with a counted thing in
+        `counted_in_context`)."""
+        loose = " ".join(
+            w for w in _WORD.findall(part) if w.lower() in RELATING_WORDS | ANSWER_KINDS
+        )
+        rest = content_terms(part, weights) - subject - phrase_terms(phrase, weights)
+        rest -= weights.terms(loose) if loose else set()
+        if len(rest) < COUNT_CONTEXT_TERMS:
+            return False
+        introduced, own_words, _ = own()
+        for sentence in own_sentences():
+            found = weights.terms(f"{sentence} {expand(sentence, short)}")
+            share = _stated_share(rest, found, weights) or 0.0
+            if len(rest & found) < COUNT_CONTEXT_TERMS or share < COUNT_CONTEXT:
+                continue
+            asked_text = " ".join([part, *subject_names])
+            if instance_names(sentence, asked_text, short, own_words, introduced):
+                return True
+        return False
+
     def unstated(part: str) -> tuple[str, float] | None:
         """Why `part` of the question asks for a detail the papers do not state (None when it
         asks for none, or for one they state)."""
@@ -977,7 +1005,9 @@ def check_answerable(
                 # what kind of data it holds).
                 continue
             wanted = phrase_terms(phrase, weights) - subject
-            if not stated(phrase, wanted, stated_terms, where_text):
+            if not stated(phrase, wanted, stated_terms, where_text) and not named_in_context(
+                part, phrase
+            ):
                 share = _stated_share(wanted, stated_terms, weights) or 0.0
                 return f"{where} not state {phrase!r}", share
         # "How many X", "what accuracy": a sentence must state a number together with X (a
@@ -1147,10 +1177,12 @@ def asks_amount(question: str) -> bool:
     return bool(_QUANTITY.search(without_chosen_amounts(question)))
 
 
-# "decides how many crops to keep", "learns how much to prune": how an amount is chosen (a
-# clause after a verb of choosing), not the amount itself.
+# "decides how many crops to keep", "learns how much to prune", "what caps how many tokens it
+# reads": how an amount is chosen or bounded (a clause after a verb of choosing or limiting),
+# not the amount itself.
 _CHOSEN_AMOUNT = re.compile(
-    r"\b((?:decid|determin|choos|chose|select|control|adjust|learn)\w*)\s+how\s+(?:many|much)\b",
+    r"\b((?:decid|determin|choos|chose|select|control|adjust|learn|limit|restrict|constrain|"
+    r"cap|bound|govern)\w*)\s+how\s+(?:many|much)\b",
     re.IGNORECASE,
 )
 

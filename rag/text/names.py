@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any
 
 from rag.text.abbreviations import defined_abbreviations, letters_in_order
@@ -16,6 +18,10 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _TITLE_CASED = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
 # A title with more capital letters than this share is written in capitals throughout.
 ALL_CAPS_SHARE = 0.6
+# A long form written by more abstracts than this is a field's term, not one paper's name (of
+# the 240 long forms ICML 2025's introduced names spell out, 7 are written by 2-446 abstracts:
+# "large language models", "Sequential Monte Carlo", "genetic algorithm", ...).
+MAX_WRITERS = 3
 
 
 def short_names(title: str) -> list[str]:
@@ -53,10 +59,16 @@ class NameIndex:
         self._by_words: dict[tuple[str, ...], list[tuple[tuple[str, ...], str]]] = {}
         self.longest = 1
         abstracts = abstracts or {}
+        # The long forms of introduced names, and every abstract (lowercased, as typed), to tell
+        # whether one is the field's term (see MAX_WRITERS), read when a text uses it.
+        self._long_forms: set[tuple[tuple[str, ...], str]] = set()
+        typed: list[str] = []
+        self._common: dict[str, bool] = {}
         for paper_id, meta in papers.items():
             # Names as users type them: "$\\mu$FooNet" is typed "muFooNet".
             names = short_names(as_typed(str(meta.get("title", ""))))
             abstract = as_typed(abstracts.get(paper_id, ""))
+            typed.append(abstract.lower())
             introduced = method_name(abstract)
             if introduced and introduced not in names:
                 names.append(introduced)
@@ -65,12 +77,37 @@ class NameIndex:
             long_form = defined_abbreviations(abstract).get(introduced.rstrip("s"), "")
             if len(long_form.split()) > 1 and long_form not in names:
                 names.append(long_form)
+                self._long_forms.add((tuple(_TOKEN.findall(long_form)), paper_id))
             for name in names:
                 written = tuple(_TOKEN.findall(name))
                 words = tuple(w.lower() for w in written)
                 if words:
                     self._by_words.setdefault(words, []).append((written, paper_id))
                     self.longest = max(self.longest, len(words))
+        self._typed = "\n".join(typed)
+        self._starts = list(accumulate((len(t) + 1 for t in typed[:-1]), initial=0))
+
+    def _named(self, words: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+        """The names written as `words` (lowercased), with their papers; without a long form
+        that more than MAX_WRITERS abstracts write (a field's term the paper spells its name out
+        in is not its name: "large language models (LLMs)")."""
+        named = self._by_words.get(words, [])
+        return [
+            (written, paper_id)
+            for written, paper_id in named
+            if (written, paper_id) not in self._long_forms or not self._common_phrase(words)
+        ]
+
+    def _common_phrase(self, words: tuple[str, ...]) -> bool:
+        phrase = " ".join(words)
+        if phrase not in self._common:
+            writers: set[int] = set()
+            at = self._typed.find(phrase)
+            while at >= 0 and len(writers) <= MAX_WRITERS:
+                writers.add(bisect_right(self._starts, at))
+                at = self._typed.find(phrase, at + 1)
+            self._common[phrase] = len(writers) > MAX_WRITERS
+        return self._common[phrase]
 
     def papers_named_in(self, text: str) -> list[str]:
         """Ids of papers whose short name appears in `text` as whole words, in order of mention."""
@@ -79,7 +116,7 @@ class NameIndex:
         found: list[str] = []
         for start in range(len(words)):
             for size in range(self.longest, 0, -1):
-                named = self._by_words.get(tuple(words[start : start + size]), [])
+                named = self._named(tuple(words[start : start + size]))
                 # Names that differ only in capitals ("DiMA", "DiMa") are different papers':
                 # written exactly as one of them, the text names that one.
                 exact = [p for w, p in named if w == tuple(tokens[start : start + size])]
@@ -97,7 +134,7 @@ class NameIndex:
             for size in range(self.longest, 1, -1):
                 span = tuple(tokens[start : start + size])
                 key = tuple(w.lower() for w in span)
-                for written, paper_id in self._by_words.get(key, []):
+                for written, paper_id in self._named(key):
                     if written != span:
                         continue
                     papers = found.setdefault(" ".join(written), [])
