@@ -1698,6 +1698,34 @@ def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
     assert both.startswith("Segmentation of new domains")
 
 
+def test_a_question_about_one_paper_is_answered_from_the_closest_paper_alone() -> None:
+    from rag.answer.context import ContextPassage
+
+    def passage(n: int, closeness: float, *scored: tuple[str, float]) -> ContextPassage:
+        hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0, dense_similarity=closeness)
+        return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
+
+    passages = [
+        passage(1, 0.4, ("Random walks on graphs mix fast on expanders.", 6.0)),
+        passage(
+            2,
+            0.7,
+            ("QuartzGNN weighs neighbours by the commute time of a random walk.", 5.0),
+            ("QuartzGNN wins on 12 benchmark graphs against 9 baselines.", 4.0),
+        ),
+    ]
+    question = (
+        "A graph network weighs neighbours by random-walk commute time. On how many benchmark "
+        "graphs, and against how many baselines, did it win?"
+    )
+    text = compose_extractive(passages, question, _weights())
+    # The other paper's sentence matches "random walk" better alone; it is about another paper.
+    assert "[1]" not in text and "Random walks on graphs" not in text and "12 benchmark" in text
+    # A question about several papers keeps both.
+    both = compose_extractive(passages, f"{question} Answer for both papers.", _weights())
+    assert "Random walks on graphs" in both
+
+
 def test_what_problem_a_paper_solves_quotes_the_sentence_stating_it() -> None:
     question = "What problem does HeadCut solve?"
     taken_up = "To address this challenge, we propose HeadCut, which prunes heads."
