@@ -515,15 +515,15 @@ TEST_GATE = {
     "refusal_absent_name": 0.90,
     "refusal_not_stated": 0.70,
     "citation_precision": 0.87,
-    "citation_recall": 0.82,
-    "facts": 0.78,
+    "citation_recall": 0.84,
+    "facts": 0.80,
     "list_recall": 0.82,
     "list_precision": 0.74,
     "summary_precision": 0.68,
     "summary_recall": 0.80,
     "comparison_recall": 0.85,
 }
-TEST_GATE_MAX_FALSE_REFUSALS = 0.12
+TEST_GATE_MAX_FALSE_REFUSALS = 0.10
 
 
 @pytest.mark.slow
