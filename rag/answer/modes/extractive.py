@@ -165,7 +165,14 @@ def quotes_for(
             each_method=named_passages if compared else (),
             titled=titled,
         )
-        if about_one(question) and len(named_passages) < 2:
+        # Papers the question calls by name: by the caller's lookup, or a name of the question
+        # that their passage alone writes ("How do AlphaNet and BetaNet ...?" is about both; a
+        # name several passages write, "VAEs", is a topic).
+        writers = [
+            [p.n for p in passages if x.lower() in f"{p.title} {p.text}".lower()] for x in names
+        ]
+        called = named_passages | {w[0] for w in writers if len(w) == 1}
+        if about_one(question) and len(called) < 2:
             chosen = one_paper(chosen, passages)
         if chosen and wants_identity(question) and not named_passages:
             # "Which paper does X?" is answered by the paper's name, then what it says.
