@@ -957,12 +957,12 @@ def check_answerable(
         if len(rest) < COUNT_CONTEXT_TERMS:
             return False
         introduced, own_words, _ = own()
+        asked_text = " ".join([part, *subject_names])
         for sentence in own_sentences():
             found = weights.terms(f"{sentence} {expand(sentence, short)}")
             share = _stated_share(rest, found, weights) or 0.0
             if len(rest & found) < COUNT_CONTEXT_TERMS or share < COUNT_CONTEXT:
                 continue
-            asked_text = " ".join([part, *subject_names])
             if instance_names(sentence, asked_text, short, own_words, introduced):
                 return True
         return False

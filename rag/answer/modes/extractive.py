@@ -141,11 +141,11 @@ def quotes_for(
         # A paper the question names is named by its citation: each of its sentences covers the
         # name, so a question about two papers is answered from both.
         names = query_names(question)
+        writers = {
+            x: [p.n for p in passages if x.lower() in f"{p.title} {p.text}".lower()] for x in names
+        }
         owned = {
-            p.n: subject_terms(
-                [x for x in names if x.lower() in f"{p.title} {p.text}".lower()], weights
-            )
-            for p in passages
+            p.n: subject_terms([x for x in names if p.n in writers[x]], weights) for p in passages
         }
         short = {p.n: defined_abbreviations(f"{p.title}. {p.text}") for p in passages}
         # A paper's title says what every sentence of it is about: the question's words its
@@ -168,10 +168,7 @@ def quotes_for(
         # Papers the question calls by name: by the caller's lookup, or a name of the question
         # that their passage alone writes ("How do AlphaNet and BetaNet ...?" is about both; a
         # name several passages write, "VAEs", is a topic).
-        writers = [
-            [p.n for p in passages if x.lower() in f"{p.title} {p.text}".lower()] for x in names
-        ]
-        called = named_passages | {w[0] for w in writers if len(w) == 1}
+        called = named_passages | {w[0] for w in writers.values() if len(w) == 1}
         if about_one(question) and len(called) < 2:
             chosen = one_paper(chosen, passages)
         if chosen and wants_identity(question) and not named_passages:
