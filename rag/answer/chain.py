@@ -100,8 +100,10 @@ from rag.answer.relevance import (
     CANDIDATES,
     MAX_EXAMINED,
     NEAREST,
+    UNUSED_TELLS,
     TopicDecision,
     judge_papers,
+    rate_contenders,
     topical_anchors,
 )
 from rag.answer.safety import guard_generated, safe_title, strip_injection
@@ -390,7 +392,7 @@ class Answerer:
                     seen.add(paper_id)
         added = [h.paper_id for h in hits if h.paper_id not in similarities]
         similarities |= self.searcher.paper_similarities(about, added) if added else {}
-        return judge_papers(
+        decision = judge_papers(
             topic,
             hits,
             weights,
@@ -400,6 +402,17 @@ class Answerer:
             anchors,
             n_papers,
         )
+        if n_papers < UNUSED_TELLS:  # the contenders' model was fitted on a large collection
+            return decision
+        contenders = {h.paper_id: h for h in decision.contenders}
+        if decision.reworded is not None:
+            contenders |= {h.paper_id: h for h in decision.reworded.contenders}
+        if not contenders:
+            return decision
+        topic_vector = np.asarray(self.searcher.embedder.embed_query(about))
+        titles = self.embed([h.title for h in contenders.values()]) @ topic_vector
+        title_similarity = dict(zip(contenders, map(float, titles), strict=True))
+        return rate_contenders(decision, title_similarity, self.paper_vectors(list(contenders)))
 
     def cite(
         self,

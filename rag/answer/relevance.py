@@ -83,6 +83,54 @@ CORE_SIMILARITY = 0.65
 # refused 11 -> 6 of 114, topics absent from the collection refused 26 of 29 before and after
 # (the closest paper of those it would answer was at most 0.40 similar; 0.42 refused 4 lists).
 ASKER_WORDS_BAR = 0.45
+# In a collection large enough to tell (see UNUSED_TELLS), the papers that pass the anchor test
+# and score at least CONTENDER_SCORE are rated together by a logistic model over their features
+# (CONTENDER_FEATURES: each paper's own, and where it stands among the contenders), and those
+# rated at least RATED_BAR are about the topic. A fixed score bar weighs each paper alone; which
+# papers stand out among the candidates says more (a paper whose title is much less like the
+# topic than the best title is not about it). Weights fitted by bench/fit_relevance.py on the
+# list and summary questions of bench/qa/tune*.jsonl (logistic regression, C=1), never on test.
+# The tune topics hold 2-11 papers each: a topic more than MAX_RATED papers pass the score bar
+# on is broader than any the model was fitted on (it would cut "diffusion models" from 250
+# papers to one), and its papers are decided by the score bar. Cross-validated by question file
+# (204 questions; each file's rated by a model fitted without them), against the score bar:
+# lists 0.637 / 0.675 -> 0.653 / 0.708 (listed papers that match / matching papers found),
+# summaries 0.622 / 0.678 -> 0.660 / 0.703 (papers on topic / on-topic papers covered). A bar of
+# 0.2 gives 0.682 / 0.684 and 0.682 / 0.668 (summaries cover less): 0.15 gains on all four.
+# Only a topic some paper passes the score bar on is rated: the contenders of a topic the
+# collection does not hold may rate high among themselves.
+CONTENDER_SCORE = 0.8
+MAX_RATED = 25
+RATED_BAR = 0.15
+CONTENDER_FEATURES = (
+    "coverage",
+    "similarity",
+    "title_similarity",
+    "titled",
+    "score",
+    "score_below_best",
+    "similarity_below_best",
+    "title_similarity_below_best",
+    "rank_share",
+    "core_resemblance",
+    "log_passing",
+    "passes_bar",
+)
+CONTENDER_WEIGHTS = (
+    2.039,
+    1.266,
+    2.151,
+    -0.294,
+    3.246,
+    0.572,
+    1.834,
+    2.784,
+    1.091,
+    3.120,
+    -1.225,
+    1.637,
+)
+CONTENDER_INTERCEPT = -7.745
 
 
 @dataclass(frozen=True)
@@ -92,14 +140,20 @@ class Judgement:
     similarity: float
     has_core: bool
     titled: bool = False  # the title uses one of the topic's distinctive terms
+    rating: float | None = None  # the contenders' model's probability (see RATED_BAR)
 
     @property
     def score(self) -> float:
         return self.coverage + self.similarity + (TITLE_BONUS if self.titled else 0.0)
 
     @property
-    def relevant(self) -> bool:
+    def passes(self) -> bool:
+        """Whether the paper passes the anchor test and the score bar."""
         return self.has_core and self.score >= THRESHOLD
+
+    @property
+    def contender(self) -> bool:
+        return self.has_core and self.score >= CONTENDER_SCORE
 
 
 @dataclass(frozen=True)
@@ -116,11 +170,30 @@ class TopicDecision:
     reworded: TopicDecision | None = None
 
     @property
+    def rated(self) -> bool:
+        """Whether the contenders were rated together (see RATED_BAR)."""
+        return any(j.rating is not None for j in self.judged)
+
+    @property
     def relevant(self) -> list[PaperHit]:
-        """The papers about the topic, most relevant first (by score)."""
-        chosen = [j for j in self.judged if j.relevant]
+        """The papers about the topic, most relevant first: the contenders rated at least
+        RATED_BAR (at least the best rated), or without ratings those passing the score bar,
+        by score."""
+        if self.rated:
+            ranked = sorted(
+                (j for j in self.judged if j.rating is not None),
+                key=lambda j: (-(j.rating or 0.0), j.hit.paper_id),
+            )
+            chosen = [j for j in ranked if (j.rating or 0.0) >= RATED_BAR]
+            return [j.hit for j in chosen or ranked[:1]]
+        chosen = [j for j in self.judged if j.passes]
         chosen.sort(key=lambda j: (-j.score, j.hit.paper_id))
         return [j.hit for j in chosen]
+
+    @property
+    def contenders(self) -> list[PaperHit]:
+        """The papers the contenders' model rates (see CONTENDER_SCORE)."""
+        return [j.hit for j in self.judged if j.contender]
 
     def closest(self, n: int, min_similarity: float) -> list[PaperHit]:
         """The `n` candidates nearest to the topic (coverage + similarity), at least
@@ -147,6 +220,8 @@ class TopicDecision:
         if self.askers_words:
             unused = ", ".join(t.replace("_", "-") for t in self.askers_words)
             rule += f" (not {unused}: no paper close to the topic uses them)"
+        if self.rated:
+            rule += ", and stands out among the candidates in title and meaning"
         return rule
 
 
@@ -442,6 +517,76 @@ def _unused(
         if not any(document_frequency(t) > 0 for t in alternatives):
             unused.append(word)
     return tuple(dict.fromkeys(unused))
+
+
+def contender_features(
+    decision: TopicDecision,
+    title_similarity: Mapping[str, float],
+    vectors: Mapping[str, np.ndarray],
+) -> tuple[list[Judgement], np.ndarray]:
+    """The contenders (highest score first) and their CONTENDER_FEATURES, one row each:
+    `title_similarity` is each title's cosine similarity to the topic, `vectors` the papers'
+    embeddings (a paper without one resembles the core at CORE_SIMILARITY)."""
+    contenders = sorted(
+        (j for j in decision.judged if j.contender), key=lambda j: (-j.score, j.hit.paper_id)
+    )
+    if not contenders:
+        return [], np.zeros((0, len(CONTENDER_FEATURES)))
+    titles = [title_similarity.get(j.hit.paper_id, 0.0) for j in contenders]
+    best_score = contenders[0].score
+    best_similarity = max(j.similarity for j in contenders)
+    best_title = max(titles)
+    core = [vectors[j.hit.paper_id] for j in contenders[:CORE_PAPERS] if j.hit.paper_id in vectors]
+    centre = np.mean(core, axis=0) if core else None
+    if centre is not None:
+        centre = centre / (float(np.linalg.norm(centre)) or 1.0)
+    passing = np.log1p(sum(j.passes for j in contenders))
+    rows = []
+    for i, (j, title) in enumerate(zip(contenders, titles, strict=True)):
+        vector = vectors.get(j.hit.paper_id)
+        resemblance = (
+            float(vector @ centre) if vector is not None and centre is not None else CORE_SIMILARITY
+        )
+        rows.append(
+            [
+                j.coverage,
+                j.similarity,
+                title,
+                float(j.titled),
+                j.score,
+                j.score - best_score,
+                j.similarity - best_similarity,
+                title - best_title,
+                i / len(contenders),
+                resemblance,
+                passing,
+                float(j.passes),
+            ]
+        )
+    return contenders, np.asarray(rows, dtype=np.float64)
+
+
+def rate_contenders(
+    decision: TopicDecision,
+    title_similarity: Mapping[str, float],
+    vectors: Mapping[str, np.ndarray],
+) -> TopicDecision:
+    """`decision` with its contenders rated by the contenders' model (see RATED_BAR), its
+    reworded decision too; a decision more than MAX_RATED papers pass the score bar in, or
+    none, stays unrated."""
+    reworded = decision.reworded
+    if reworded is not None:
+        reworded = rate_contenders(reworded, title_similarity, vectors)
+    if not 0 < sum(j.passes for j in decision.judged) <= MAX_RATED:
+        return replace(decision, reworded=reworded)
+    contenders, rows = contender_features(decision, title_similarity, vectors)
+    logits = rows @ np.asarray(CONTENDER_WEIGHTS) + CONTENDER_INTERCEPT
+    ratings = {
+        j.hit.paper_id: float(1.0 / (1.0 + np.exp(-z)))
+        for j, z in zip(contenders, logits, strict=True)
+    }
+    judged = [replace(j, rating=ratings.get(j.hit.paper_id)) for j in decision.judged]
+    return replace(decision, judged=judged, reworded=reworded)
 
 
 def resembling_core(

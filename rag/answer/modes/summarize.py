@@ -56,7 +56,8 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         parts_intro = "No paper covers all of this; the closest papers:"
     else:
         parts_intro = ""
-        if len(relevant) > MAX_SUMMARIZED:  # more than a summary holds: its core first
+        if len(relevant) > MAX_SUMMARIZED and not decision.rated:  # its core first (rated
+            # papers are rated by how they resemble the core already)
             relevant = resembling_core(
                 relevant, tools.paper_vectors([h.paper_id for h in relevant])
             )
