@@ -91,7 +91,7 @@ ASKER_WORDS_BAR = 0.45
 # topic than the best title is not about it). Weights fitted by bench/fit_relevance.py on the
 # list and summary questions of bench/qa/tune*.jsonl (logistic regression, C=1), never on test.
 # The tune topics hold 2-11 papers each: a topic more than MAX_RATED papers pass the score bar
-# on is broader than any the model was fitted on (it would cut "diffusion models" from 250
+# on is broader than any the model was fitted on (it would cut "diffusion models" from 246
 # papers to one), and its papers are decided by the score bar. Cross-validated by question file
 # (204 questions; each file's rated by a model fitted without them), against the score bar:
 # lists 0.637 / 0.675 -> 0.653 / 0.708 (listed papers that match / matching papers found),
