@@ -404,9 +404,14 @@ class Answerer:
         )
         if n_papers < UNUSED_TELLS:  # the contenders' model was fitted on a large collection
             return decision
-        contenders = {h.paper_id: h for h in decision.contenders}
-        if decision.reworded is not None:
-            contenders |= {h.paper_id: h for h in decision.reworded.contenders}
+        # Only decisions the model applies to need their contenders' titles embedded (a broad
+        # topic has hundreds).
+        contenders = {
+            h.paper_id: h
+            for d in (decision, decision.reworded)
+            if d is not None and d.ratable
+            for h in d.contenders
+        }
         if not contenders:
             return decision
         topic_vector = np.asarray(self.searcher.embedder.embed_query(about))

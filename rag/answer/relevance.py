@@ -191,6 +191,11 @@ class TopicDecision:
         return [j.hit for j in chosen]
 
     @property
+    def ratable(self) -> bool:
+        """Whether the contenders' model applies: 1 to MAX_RATED papers pass the score bar."""
+        return 0 < sum(j.passes for j in self.judged) <= MAX_RATED
+
+    @property
     def contenders(self) -> list[PaperHit]:
         """The papers the contenders' model rates (see CONTENDER_SCORE)."""
         return [j.hit for j in self.judged if j.contender]
@@ -536,10 +541,7 @@ def contender_features(
     best_score = contenders[0].score
     best_similarity = max(j.similarity for j in contenders)
     best_title = max(titles)
-    core = [vectors[j.hit.paper_id] for j in contenders[:CORE_PAPERS] if j.hit.paper_id in vectors]
-    centre = np.mean(core, axis=0) if core else None
-    if centre is not None:
-        centre = centre / (float(np.linalg.norm(centre)) or 1.0)
+    centre = _core_centre([j.hit for j in contenders], vectors)
     passing = np.log1p(sum(j.passes for j in contenders))
     rows = []
     for i, (j, title) in enumerate(zip(contenders, titles, strict=True)):
@@ -577,7 +579,7 @@ def rate_contenders(
     reworded = decision.reworded
     if reworded is not None:
         reworded = rate_contenders(reworded, title_similarity, vectors)
-    if not 0 < sum(j.passes for j in decision.judged) <= MAX_RATED:
+    if not decision.ratable:
         return replace(decision, reworded=reworded)
     contenders, rows = contender_features(decision, title_similarity, vectors)
     logits = rows @ np.asarray(CONTENDER_WEIGHTS) + CONTENDER_INTERCEPT
@@ -594,11 +596,9 @@ def resembling_core(
 ) -> list[PaperHit]:
     """`papers` (most relevant first) without those unlike the first CORE_PAPERS (see
     CORE_SIMILARITY); a paper without a vector stays."""
-    core = [vectors[h.paper_id] for h in papers[:CORE_PAPERS] if h.paper_id in vectors]
-    if not core:
+    centre = _core_centre(papers, vectors)
+    if centre is None:
         return list(papers)
-    centre = np.mean(core, axis=0)
-    centre = centre / (float(np.linalg.norm(centre)) or 1.0)
     return [
         h
         for i, h in enumerate(papers)
@@ -606,3 +606,14 @@ def resembling_core(
         or h.paper_id not in vectors
         or float(vectors[h.paper_id] @ centre) >= CORE_SIMILARITY
     ]
+
+
+def _core_centre(
+    papers: Sequence[PaperHit], vectors: Mapping[str, np.ndarray]
+) -> np.ndarray | None:
+    """The normalised mean embedding of the first CORE_PAPERS `papers` that have one."""
+    core = [vectors[h.paper_id] for h in papers[:CORE_PAPERS] if h.paper_id in vectors]
+    if not core:
+        return None
+    centre = np.mean(core, axis=0)
+    return centre / (float(np.linalg.norm(centre)) or 1.0)
