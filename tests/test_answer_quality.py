@@ -43,6 +43,7 @@ from rag.answer.refusal import (
     check_answerable,
     counted_things,
     is_model_refusal,
+    stands_out,
 )
 from rag.answer.relevance import (
     ASKER_WORDS_BAR,
@@ -1938,3 +1939,23 @@ def test_who_proposed_an_idea_credited_to_others_quotes_the_abstract(full_home, 
     assert not described.refused, described.refusal_reason
     assert described.citations[0].paper_id == "sHvImzN9pL"
     assert "weight permutations" in described.answer
+
+
+@pytest.mark.slow
+def test_a_question_describing_one_paper_is_answered_from_that_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # Described in other words than the abstract's, one paper is much closer in meaning than
+    # the others the search finds: it alone answers (another paper's sentences matched words).
+    question = (
+        "One paper looks at putting a normalisation step both before and after each sublayer "
+        "of a transformer, a choice some open models quietly made. What name do the authors "
+        "give this design?"
+    )
+    hits = full.searcher.search(question, 5)
+    assert stands_out([h.dense_similarity for h in hits])
+    answer = full.answer(question)
+    assert not answer.refused, answer.refusal_reason
+    assert [c.paper_id for c in answer.citations] == ["ci1S6wmXfO"]
+    assert "Peri-LN" in answer.answer

@@ -32,6 +32,7 @@ from rag.answer.refusal import (
     names_no_subject,
     phrase_terms,
     reported_for,
+    stands_out,
     states_instance,
     states_own_limit,
     topic_terms,
@@ -1217,3 +1218,22 @@ def test_which_thing_is_answered_by_a_name_where_the_rest_of_the_question_is_sta
     assert not _verdict(question, unnamed).answerable
     elsewhere = "FooNet shrinks every instance, unlike QuartzSAT. Then it runs on shrunk instances."
     assert not _verdict(question, elsewhere).answerable
+
+
+def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:
+    assert stands_out([0.31, 0.62, 0.45])
+    assert not stands_out([0.58, 0.62, 0.45])  # two papers about as close
+    assert not stands_out([0.62])  # nothing to stand out from
+
+
+def test_a_question_describing_one_paper_is_not_judged_by_word_coverage() -> None:
+    # The question puts the paper in its own words: few of them are the abstract's.
+    question = "How does a solver for hard boolean formulas avoid most of its search?"
+    abstract = "QuartzSAT shrinks SAT instances before solving them, pruning 90% of branches."
+    hit = PaperHit("p1", "QuartzSAT", [], "", "", 1.0)
+    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
+    options: dict[str, Any] = {"abstracts": {"p1": abstract}, "min_coverage": 0.35}
+    judged = check_answerable(question, [passage], _weights(), **options)
+    assert not judged.answerable and judged.reason == "the papers hold too little of what is asked"
+    described = check_answerable(question, [passage], _weights(), described=True, **options)
+    assert described.answerable, described.reason

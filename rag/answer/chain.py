@@ -94,6 +94,7 @@ from rag.answer.refusal import (
     coverage,
     named_kinds,
     names_no_subject,
+    stands_out,
     unmentioned_name,
 )
 from rag.answer.relevance import (
@@ -1066,6 +1067,10 @@ class Answerer:
                     >= self._settings.min_coverage
                 ):
                     hits = own
+            elif stands_out([h.dense_similarity for h in hits]):
+                # A question that describes one paper in its own words ("one paper shrinks SAT
+                # instances before solving them: ...") is answered from that paper alone.
+                hits = [max(hits, key=lambda h: h.dense_similarity)]
         budget = self._settings.context_tokens
         per_paper = 2 if mode == "ask" else 3
         if self.is_extractive or mode != "ask":
@@ -1153,6 +1158,7 @@ class Answerer:
             asked=question,
             near=self.near_words,
             followup=followup,
+            described=stands_out([h.dense_similarity for h in hits]),
         )
         return None if verdict.answerable else verdict.reason
 
