@@ -1224,16 +1224,3 @@ def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:
     assert stands_out([0.31, 0.62, 0.45])
     assert not stands_out([0.58, 0.62, 0.45])  # two papers about as close
     assert not stands_out([0.62])  # nothing to stand out from
-
-
-def test_a_question_describing_one_paper_is_not_judged_by_word_coverage() -> None:
-    # The question puts the paper in its own words: few of them are the abstract's.
-    question = "How does a solver for hard boolean formulas avoid most of its search?"
-    abstract = "QuartzSAT shrinks SAT instances before solving them, pruning 90% of branches."
-    hit = PaperHit("p1", "QuartzSAT", [], "", "", 1.0)
-    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
-    options: dict[str, Any] = {"abstracts": {"p1": abstract}, "min_coverage": 0.35}
-    judged = check_answerable(question, [passage], _weights(), **options)
-    assert not judged.answerable and judged.reason == "the papers hold too little of what is asked"
-    described = check_answerable(question, [passage], _weights(), described=True, **options)
-    assert described.answerable, described.reason

@@ -1158,7 +1158,6 @@ class Answerer:
             asked=question,
             near=self.near_words,
             followup=followup,
-            described=stands_out([h.dense_similarity for h in hits]),
         )
         return None if verdict.answerable else verdict.reason
 
