@@ -200,9 +200,25 @@ def test_fake_llm_without_citations_gets_attributed_ones(searcher) -> None:  # t
     assert answer.citations[0].attributed and answer.to_json()["citations"][0]["attributed"]
 
 
-def test_fake_llm_refusal_phrase_gives_the_fixed_answer(searcher) -> None:  # type: ignore[no-untyped-def]
-    answer = make(searcher, fake("The papers do not say."), "openai:fake").answer(CAKE_Q)
+def test_a_model_declining_what_the_passages_state_is_overruled_by_quotes(searcher) -> None:  # type: ignore[no-untyped-def]
+    # The gates found the asked amount in Cake's abstract: a model that declines, or says
+    # nothing, adds nothing, and the abstract is quoted instead of refusing.
+    for said in ("The papers do not say.", " "):
+        answer = make(searcher, fake(said), "openai:fake").answer(CAKE_Q)
+        assert not answer.refused and answer.answer != CANNOT_ANSWER
+        assert answer.extractive and answer.llm == "openai:fake (extractive fallback)"
+        assert "2.6" in answer.answer and "do not say" not in answer.answer
+        assert answer.citations[0].paper_id == CAKE_ID
+        streamed = make(searcher, fake(said), "openai:fake").stream(CAKE_Q)
+        assert "do not say" not in "".join(e.text for e in streamed if e.kind == "token")
+
+
+def test_a_model_declining_an_unanswerable_question_is_never_asked(searcher) -> None:  # type: ignore[no-untyped-def]
+    # A detail no abstract states is refused by the gates, before any model is asked.
+    model = fake("The papers do not say.")
+    answer = make(searcher, model, "openai:fake").answer("Which GPUs did Cake run on?")
     assert answer.refused and answer.answer == CANNOT_ANSWER and answer.related
+    assert model.prompts == []
 
 
 def test_fake_llm_invented_number_is_flagged(searcher) -> None:  # type: ignore[no-untyped-def]
