@@ -216,7 +216,7 @@ def test_a_model_declining_what_the_passages_state_is_overruled_by_quotes(search
 def test_a_model_declining_an_unanswerable_question_is_never_asked(searcher) -> None:  # type: ignore[no-untyped-def]
     # A detail no abstract states is refused by the gates, before any model is asked.
     model = fake("The papers do not say.")
-    answer = make(searcher, model, "openai:fake").answer("Which GPUs did Cake run on?")
+    answer = make(searcher, model, "openai:fake").answer("What learning rate does Cake use?")
     assert answer.refused and answer.answer == CANNOT_ANSWER and answer.related
     assert model.prompts == []
 

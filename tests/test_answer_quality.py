@@ -13,7 +13,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag.answer.chain import Answerer
-from rag.answer.context import Sentence, TermWeights
+from rag.answer.context import Sentence, TermWeights, stands_out
 from rag.answer.intent import (
     asks_share,
     bare_topic,
@@ -43,7 +43,6 @@ from rag.answer.refusal import (
     check_answerable,
     counted_things,
     is_model_refusal,
-    stands_out,
 )
 from rag.answer.relevance import (
     ASKER_WORDS_BAR,
@@ -1959,3 +1958,9 @@ def test_a_question_describing_one_paper_is_answered_from_that_paper(full_home, 
     assert not answer.refused, answer.refusal_reason
     assert [c.paper_id for c in answer.citations] == ["ci1S6wmXfO"]
     assert "Peri-LN" in answer.answer
+
+
+def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:
+    assert stands_out([0.31, 0.62, 0.45])
+    assert not stands_out([0.58, 0.62, 0.45])  # two papers about as close
+    assert not stands_out([0.62])  # nothing to stand out from

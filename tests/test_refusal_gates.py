@@ -32,7 +32,6 @@ from rag.answer.refusal import (
     names_no_subject,
     phrase_terms,
     reported_for,
-    stands_out,
     states_instance,
     states_own_limit,
     topic_terms,
@@ -1218,9 +1217,3 @@ def test_which_thing_is_answered_by_a_name_where_the_rest_of_the_question_is_sta
     assert not _verdict(question, unnamed).answerable
     elsewhere = "FooNet shrinks every instance, unlike QuartzSAT. Then it runs on shrunk instances."
     assert not _verdict(question, elsewhere).answerable
-
-
-def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:
-    assert stands_out([0.31, 0.62, 0.45])
-    assert not stands_out([0.58, 0.62, 0.45])  # two papers about as close
-    assert not stands_out([0.62])  # nothing to stand out from

@@ -33,7 +33,7 @@ from rag.answer.citations import (
     cite_prose,
     passage_slots,
 )
-from rag.answer.context import ContextPassage, TermWeights, build_context
+from rag.answer.context import ContextPassage, TermWeights, build_context, stands_out
 from rag.answer.conversation import (
     Turn,
     is_followup,
@@ -94,7 +94,6 @@ from rag.answer.refusal import (
     coverage,
     named_kinds,
     names_no_subject,
-    stands_out,
     unmentioned_name,
 )
 from rag.answer.relevance import (

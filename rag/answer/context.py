@@ -147,6 +147,21 @@ def build_context(
     return passages
 
 
+# A question describes one paper when its closest retrieved paper is at least this much closer
+# in meaning (cosine similarity) than the next one. On the tune splits, no factual, method or
+# follow-up question whose closest paper is not the asked one reaches 0.1 (0 of 41); 61% of
+# those whose closest paper is the asked one do (212 of 346). Such a question is answered from
+# that paper alone (rag/answer/chain.py); 0.07 and 0.05 answered no more tune questions right.
+STANDOUT_MARGIN = 0.1
+
+
+def stands_out(similarities: Sequence[float]) -> bool:
+    """Whether the closest of the retrieved papers (their similarities to the question) is
+    clearly closer than every other: the question describes that paper."""
+    ranked = sorted(similarities, reverse=True)
+    return len(ranked) >= 2 and ranked[0] - ranked[1] >= STANDOUT_MARGIN
+
+
 def format_passages(passages: Sequence[ContextPassage]) -> str:
     """The passages as the prompt shows them (inside the prompt's `<passages>` block): one line
     per paper, `[n] "Title": text`. Retrieved text is data: it is escaped (one line, `<`, `>`,

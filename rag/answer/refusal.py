@@ -773,21 +773,6 @@ def unmentioned_name(question: str, retrieved: str) -> str | None:
     return None
 
 
-# A question describes one paper when its closest retrieved paper is at least this much closer
-# in meaning (cosine similarity) than the next one. On the tune splits, no factual, method or
-# follow-up question whose closest paper is not the asked one reaches 0.1 (0 of 41); 61% of
-# those whose closest paper is the asked one do (212 of 346). Such a question is answered from
-# that paper alone (rag/answer/chain.py); 0.07 and 0.05 answered no more tune questions right.
-STANDOUT_MARGIN = 0.1
-
-
-def stands_out(similarities: Sequence[float]) -> bool:
-    """Whether the closest of the retrieved papers (their similarities to the question) is
-    clearly closer than every other: the question describes that paper."""
-    ranked = sorted(similarities, reverse=True)
-    return len(ranked) >= 2 and ranked[0] - ranked[1] >= STANDOUT_MARGIN
-
-
 def check_answerable(
     question: str,
     passages: Sequence[ContextPassage],
@@ -1073,9 +1058,9 @@ def check_answerable(
     # one content word ("What does it improve?"), and one that names its paper (the gates above
     # judge what it asks of that paper; on bench/qa/tune*.jsonl this refused one answerable
     # question, paraphrased, and no unanswerable one). A question that describes one paper in
-    # its own words (see `stands_out`) is judged by coverage too: sparing it answered two
-    # paraphrased tune questions, but on the held-out test split it answered a question about
-    # a topic no paper covers.
+    # its own words (see `stands_out` in rag/answer/context.py) is judged by coverage too:
+    # sparing it answered two paraphrased tune questions, but on the held-out test split it
+    # answered a question about a topic no paper covers.
     vague = followup or (asked is not None and len(content_terms(current, weights) - subject) <= 1)
     if covered < min_coverage and not vague and not subject_text:
         return Answerability(False, covered, "the papers hold too little of what is asked")
