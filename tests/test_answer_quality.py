@@ -960,6 +960,28 @@ def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -
 
 
 @pytest.mark.slow
+def test_which_paper_does_what_no_paper_is_about_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # Every word is in some abstract ("accidental" contamination, "crossing" points, cameras),
+    # so the passages cover the question; no paper is about it, as a list of papers on it
+    # would decide.
+    absent = full.answer(
+        "Which paper predicts traffic accidents at street crossings from camera feeds, and how "
+        "accurate is it?"
+    )
+    assert absent.refused and absent.citations == []
+    assert (absent.refusal_reason or "").startswith("no paper is about this ("), absent.answer
+    # A paper described in the asker's own words ("storage", not the abstract's word) is found.
+    described = full.answer(
+        "Which paper splits the work of building a long prompt's key-value cache between "
+        "loading saved parts from storage and computing the rest on the GPU?"
+    )
+    assert not described.refused and described.cited_paper_ids == [CAKE_ID], described.answer
+
+
+@pytest.mark.slow
 def test_a_name_with_its_size_names_its_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     from rag.settings import Settings
 

@@ -10,7 +10,7 @@ import pytest
 
 from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights, build_context
-from rag.answer.intent import wants_identity
+from rag.answer.intent import asks_which_paper, wants_identity
 from rag.answer.modes.extractive import compose_extractive, cover_question, left_out
 from rag.answer.modes.quotes import is_link
 from rag.records import PaperHit, Passage
@@ -55,6 +55,24 @@ def _passage(n: int, title: str, *texts: str, score: float = 5.0) -> ContextPass
 )
 def test_a_question_asking_which_paper(question: str, identity: bool) -> None:
     assert wants_identity(question) is identity
+
+
+@pytest.mark.parametrize(
+    ("question", "which_paper"),
+    [
+        ("Which paper trains a robot arm from videos?", True),
+        ("What ICML 2025 work maps coral reefs from drone images?", True),
+        ("Which study finds that wider layers forget less, and by how much?", True),
+        ("Which paper's method is fastest?", True),
+        ("What benchmark tests how well agents plan trips?", False),  # its benchmark
+        ("Which NeurIPS 2024 method prunes attention heads?", False),  # its method
+        ("Which papers train robot arms from videos?", False),  # a list
+        ("What does the work propose?", False),  # the work is the subject
+        ("Which dataset does HeadCut train on?", False),
+    ],
+)
+def test_a_question_asking_which_one_paper(question: str, which_paper: bool) -> None:
+    assert asks_which_paper(question) is which_paper
 
 
 def test_a_venue_and_its_year_is_not_a_name() -> None:

@@ -125,6 +125,21 @@ _IDENTITY = re.compile(
 )
 
 
+# Asking which one paper does something: "Which paper proposes X?", "What work studies Y?".
+_WHICH_PAPER = re.compile(
+    r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|were|has|have|can)\b)[\w-]+\s+){0,2}?"
+    r"(?:paper|work|study|article|publication)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_which_paper(question: str) -> bool:
+    """Whether the question asks which one paper does something ("Which paper proposes X?";
+    not its method or dataset, nor the papers on X)."""
+    text = without_venues(question)
+    return bool(_WHICH_PAPER.search(text)) and not wants_papers(text)
+
+
 def wants_identity(question: str) -> bool:
     """Whether the question asks which single paper (or its method, benchmark) does something."""
     text = without_venues(question)
