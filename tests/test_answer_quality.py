@@ -101,6 +101,12 @@ def scripted(answerer: Answerer, reply: str) -> Answerer:
         ("What encoder trained on text does X use?", ["encoder"]),
         ("What inference speed does X reach?", ["inference speed"]),
         ("Which random seed did they fix?", ["random seed"]),
+        # "in which" after a noun opens a relative clause; after "and" or a verb it asks.
+        ("What paper studies the grid in which tiles overlap, and how large is it?", []),
+        ("Where does X run, and on which chips does it fit?", ["chips"]),
+        ("Was BazDet benchmarked on which corpora?", ["corpora"]),
+        # Varying which part is split is a choice: an embedded question, not an asked part.
+        ("What method shards tensors by switching which dimension is cut at each step?", []),
     ],
 )
 def test_asked_phrases(question: str, phrases: list[str]) -> None:
@@ -157,6 +163,9 @@ def test_venue_mentions_are_context_not_names() -> None:
         ("How many papers work on protein design?", True, False),
         ("List the papers about mixture of experts", True, False),
         ("Which paper introduces LEVIS?", False, False),
+        ("Which paper studies quartz tiling when tiles may overlap?", False, False),  # a verb
+        ("Which work works on BazDet?", False, False),
+        ("Which recent studies tile quartz?", True, False),
         ("What does LEVIS verify?", False, False),
         ("Summarize the work on causal discovery", False, True),
         ("Give me an overview of the diffusion alignment papers", False, True),

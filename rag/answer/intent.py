@@ -36,7 +36,9 @@ def wants_subset(question: str) -> bool:
 
 _COUNT_WORDS = "one two three four five six seven eight nine ten".split()
 _LIST = re.compile(
-    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?{_PAPERS}\b"
+    # "Which recent works ...", not "Which paper studies ..." (after a singular paper, a verb)
+    rf"\b(?:which|what)\s+(?:(?!(?:paper|work|study|article|publication)\s)[\w-]+\s+){{0,2}}?"
+    rf"{_PAPERS}\b"
     r"|\b(?:list|name|find|show)\b[^?]*\b(?:papers|articles|publications|abstracts|"
     r"(?:\d+|some|few|top|recent)\s+(?:[\w-]+\s+)?(?:works|studies))\b"
     # "Give me three papers on X", "Can you recommend some recent work on Y?"
