@@ -133,8 +133,18 @@ _CLAUSE_OPENERS = _DETERMINERS | frozenset(
 # A verb of choosing or knowing before a question word makes what follows an embedded question
 # ("decide which tokens to drop"): the question asks how the choice is made.
 _CHOOSING = re.compile(
-    r"\b(?:decid|choos|chose|determin|select|pick|identif|know|learn)\w*\s+$", re.IGNORECASE
+    r"\b(?:decid|choos|chose|determin|select|pick|identif|know|learn|chang|vary|vari|switch|"
+    r"alter|adjust)\w*\s+$",
+    re.IGNORECASE,
 )
+# "The design in which X does Y": a preposition between a noun and "which" makes it a relative
+# pronoun, not a question word (unlike "and on which tasks ...", "tested on which data ...").
+_RELATIVE = re.compile(
+    r"\b([A-Za-z][\w-]*)\s+(?:in|on|under|at|by|for|with|through|from|of|over|during|via|into|"
+    r"across|within|to)\s+$",
+    re.IGNORECASE,
+)
+_NOT_A_NOUN = frozenset("and or but then nor".split())
 # Verbs of an event with no object ("what happens", "what goes on"): after a question word,
 # the question word is their subject.
 _EVENT_VERBS = frozenset("happen happens happened occur occurs occurred go goes went".split())
@@ -315,6 +325,14 @@ def asked_phrases(
     for match in after.finditer(question):
         if _CHOOSING.search(question[: match.start()]):
             continue  # "how does it decide which tokens to drop": the choice is asked, not them
+        relative = _RELATIVE.search(question[: match.start()])
+        if (
+            relative
+            and match.group(1).lower() == "which"
+            and relative.group(1).lower() not in _NOT_A_NOUN | ASKING_WORDS | _PHRASE_END
+            and not _PAST.fullmatch(relative.group(1).lower())
+        ):
+            continue  # "the design in which norms wrap each layer": no question
         # A punctuation mark ends the phrase ("on how many tasks, over how many suites").
         following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
         if len(following) >= 2 and following[1].lower() in _CLAUSE_OPENERS:
