@@ -29,7 +29,7 @@ from rag.answer.refusal import (
 )
 from rag.answer.safety import looks_like_injection, safe_title
 from rag.text.abbreviations import defined_abbreviations, expand
-from rag.text.names import query_names
+from rag.text.names import method_name, query_names
 from rag.text.questions import question_parts
 from rag.text.terms import FUNCTION_WORDS
 
@@ -172,12 +172,13 @@ def quotes_for(
         if about_one(question) and len(called) < 2:
             chosen = one_paper(chosen, passages)
         if chosen and wants_identity(question) and not named_passages:
-            # "Which paper does X?" is answered by the paper's name, then what it says.
+            # "Which paper does X?" is answered by the paper's name (the one its title gives, or
+            # else the one its abstract introduces), then what it says.
             n = chosen[0][1]
-            title = next(p.title for p in passages if p.n == n)
+            paper = next(p for p in passages if p.n == n)
+            name = paper_name(paper.title) or method_name(paper.text)
             return [
-                (_named(s.text, paper_name(title)) if i == 0 else s.text, m)
-                for i, (s, m) in enumerate(chosen)
+                (_named(s.text, name) if i == 0 else s.text, m) for i, (s, m) in enumerate(chosen)
             ]
         # A paper's sentences read in its abstract's order ("We present X ..." before what X
         # achieves); the papers keep the order of their best sentences. ("Which paper ...?" is
