@@ -114,6 +114,20 @@ def test_which_paper_opens_with_the_papers_name_unless_the_question_names_it() -
     assert not named.startswith("HeadCut:")
 
 
+def test_which_paper_names_the_method_its_abstract_introduces_when_the_title_gives_none() -> None:
+    def passages(*sentences: str) -> list[ContextPassage]:
+        return [_passage(1, "Pruning Attention Heads at Scale", *sentences)]
+
+    question = "Which paper prunes attention heads by their gradient saliency?"
+    first = "Attention heads are pruned by their gradient saliency, and memory falls by 40%."
+    named = passages(first, "This pruner, called HeadSnip, keeps accuracy on long inputs.")
+    text = compose_extractive(named, question, _weights())
+    assert text.startswith("HeadSnip: Attention heads are pruned"), text
+    # Without a name in its title or abstract, the paper is not labelled.
+    plain = compose_extractive(passages(first, "It keeps accuracy."), question, _weights())
+    assert plain.startswith("Attention heads are pruned"), plain
+
+
 def test_what_each_named_paper_does_quotes_each_method_and_the_sentence_after() -> None:
     passages = [
         _passage(
