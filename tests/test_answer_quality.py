@@ -43,6 +43,8 @@ from rag.answer.refusal import (
     check_answerable,
     counted_things,
     is_model_refusal,
+    states_amount,
+    unmentioned_name,
 )
 from rag.answer.relevance import (
     ASKER_WORDS_BAR,
@@ -56,7 +58,7 @@ from rag.answer.relevance import (
 )
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
-from rag.text.names import NameIndex, method_name, query_names
+from rag.text.names import NameIndex, method_name, name_base, query_names
 from rag.text.questions import without_venues
 from rag.text.terms import tokenize
 
@@ -165,6 +167,7 @@ def test_venue_mentions_are_context_not_names() -> None:
         ("Which paper introduces LEVIS?", False, False),
         ("Which paper studies quartz tiling when tiles may overlap?", False, False),  # a verb
         ("Which work works on BazDet?", False, False),
+        ("Against which previous works do they compare BazDet?", False, False),  # its citations
         ("Which recent studies tile quartz?", True, False),
         ("What does LEVIS verify?", False, False),
         ("Summarize the work on causal discovery", False, True),
@@ -296,6 +299,29 @@ def test_the_topic_leaves_out_what_the_papers_are_contrasted_with() -> None:
     assert topic_of("Which papers compress FooNets (apart from pruning), and how?") == (
         "Which papers compress FooNets"
     )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "amount"),
+    [
+        ("We train for 3 epochs on 8 GPUs.", True),
+        ("Accuracy improves by 4.2 points.", True),
+        ("QuartzLM-7B and BazDet-70M are compared.", True),  # a size in a name is an amount
+        ("Specifically, we: 1) unify A; 2) enforce B.", False),  # enumeration markers
+        ("(i) we tile the grid, (ii) we cut it.", False),
+        ("It helps on CIFAR-10 and ImageNet-1K.", False),  # a name's number
+        ("It is one of the most used losses.", False),
+    ],
+)
+def test_what_states_an_amount(sentence: str, amount: bool) -> None:
+    assert states_amount(sentence) is amount
+
+
+def test_a_name_with_a_descriptive_ending_is_the_name_it_is_built_on() -> None:
+    assert name_base("Kuramoto-type") == "Kuramoto" and name_base("K-fold") == "K"
+    text = "We bound the mixing of Kuramoto samplers on a K node graph."
+    assert unmentioned_name("Which Kuramoto-type samplers give K-fold speed-ups?", text) is None
+    assert unmentioned_name("Which Quartz-type samplers are bounded?", text) == "Quartz"
 
 
 def test_names_from_abstracts_and_all_capital_titles() -> None:

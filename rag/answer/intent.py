@@ -37,8 +37,9 @@ def wants_subset(question: str) -> bool:
 _COUNT_WORDS = "one two three four five six seven eight nine ten".split()
 _LIST = re.compile(
     # "Which recent works ...", not "Which paper studies ..." (after a singular paper, a verb)
-    rf"\b(?:which|what)\s+(?:(?!(?:paper|work|study|article|publication)\s)[\w-]+\s+){{0,2}}?"
-    rf"{_PAPERS}\b"
+    # nor "which previous works does it build on" (the literature a paper cites)
+    r"\b(?:which|what)\s+(?:(?!(?:paper|work|study|article|publication|earlier|prior|previous|"
+    rf"existing|preceding)\s)[\w-]+\s+){{0,2}}?{_PAPERS}\b"
     r"|\b(?:list|name|find|show)\b[^?]*\b(?:papers|articles|publications|abstracts|"
     r"(?:\d+|some|few|top|recent)\s+(?:[\w-]+\s+)?(?:works|studies))\b"
     # "Give me three papers on X", "Can you recommend some recent work on Y?"

@@ -198,6 +198,22 @@ _DIGIT = re.compile(
     r"billions?|half|double|twice|triple|\w+fold|seconds?|minutes?|hours?|orders? of magnitude)\b",
     re.IGNORECASE,
 )
+# What holds a digit or a number word but states no amount: an item's number in an enumeration
+# ("1) we unify ..., 2) we enforce ..."), the number in a name ("CIFAR-10", "ImageNet-1K"; not a
+# size: "Llama-7B"), "one of the ...".
+_NO_AMOUNT = re.compile(
+    r"(?:^|(?<=[\s;:,.]))\(?(?:\d{1,2}|[ivx]{1,4})\)(?=\s)"
+    r"|(?<=[A-Za-z])-\d+(?:\.\d+)?(?![\d.]*[BMbm]\b)(?=[Kk]?\b)"
+    r"|\bone\s+of\b",
+    re.IGNORECASE,
+)
+
+
+def states_amount(sentence: str) -> bool:
+    """Whether `sentence` states an amount (see _DIGIT and _NO_AMOUNT)."""
+    return bool(_DIGIT.search(_NO_AMOUNT.sub(" ", sentence)))
+
+
 # A term written in capitalised words ("Optical Character Recognition", "Stochastic Gradient
 # Descent"): its words are not names. A run with an all-capitals, mixed-case or numbered word is
 # a product's name ("NVIDIA Titan Xp").
@@ -1096,7 +1112,7 @@ def check_answerable(
             defined = defined_abbreviations(text)
             candidates += [(text[x.start : x.end], defined) for x in split_sentences(text)]
         for sentence, defined in candidates:
-            if _DIGIT.search(sentence) and (
+            if states_amount(sentence) and (
                 weights.terms(f"{sentence} {expand(sentence, defined)}") & terms
             ):
                 return Answerability(True, covered, "quantity found")
@@ -1105,7 +1121,7 @@ def check_answerable(
             # speed-ups").
             asked_words = [w for w in _WORD.findall(current) if weights.terms(w) & terms]
             for sentence, _ in candidates:
-                if _DIGIT.search(sentence) and asked_words and near(asked_words, sentence):
+                if states_amount(sentence) and asked_words and near(asked_words, sentence):
                     return Answerability(True, covered, "quantity found")
         return Answerability(False, covered, "no passage states the asked-for amount")
     return Answerability(True, covered, "covered")

@@ -216,14 +216,14 @@ def query_names(query: str) -> list[str]:
 # The lowercase end of a descriptive compound ("CNN-driven", "Mamba-based"): a participle or an
 # adjective-forming word; the compound describes something by the name before it.
 _DESCRIPTIVE_END = re.compile(
-    r"-(?:[a-z]{2,}(?:ed|en)|based|aware|free|like|style|level|wise|specific|scale|grained|"
-    r"centric|agnostic|friendly|native|ready|only)$"
+    r"-(?:[a-z]{2,}(?:ed|en)|based|aware|free|like|style|type|fold|level|wise|specific|scale|"
+    r"grained|centric|agnostic|friendly|native|ready|only)$"
 )
 
 
 def name_base(name: str) -> str:
-    """The name a descriptive compound is built on ("CNN-driven" -> "CNN"); other names as
-    they are."""
+    """The name a descriptive compound is built on ("CNN-driven" -> "CNN", "Quartz-type" ->
+    "Quartz"); other names as they are."""
     return _DESCRIPTIVE_END.sub("", name)
 
 
