@@ -309,7 +309,7 @@ def test_the_topic_leaves_out_what_the_papers_are_contrasted_with() -> None:
         ("QuartzLM-7B and BazDet-70M are compared.", True),  # a size in a name is an amount
         ("Specifically, we: 1) unify A; 2) enforce B.", False),  # enumeration markers
         ("(i) we tile the grid, (ii) we cut it.", False),
-        ("It helps on CIFAR-10 and ImageNet-1K.", False),  # a name's number
+        ("It helps on QuartzSet-10 and BazNet-1K.", False),  # a name's number
         ("It is one of the most used losses.", False),
     ],
 )

@@ -137,7 +137,7 @@ _CHOOSING = re.compile(
     r"alter|adjust)\w*\s+$",
     re.IGNORECASE,
 )
-# "The design in which X does Y": a preposition between a noun and "which" makes it a relative
+# "The grid in which X does Y": a preposition between a noun and "which" makes it a relative
 # pronoun, not a question word (unlike "and on which tasks ...", "tested on which data ...").
 _RELATIVE = re.compile(
     r"\b([A-Za-z][\w-]*)\s+(?:in|on|under|at|by|for|with|through|from|of|over|during|via|into|"
@@ -199,8 +199,8 @@ _DIGIT = re.compile(
     re.IGNORECASE,
 )
 # What holds a digit or a number word but states no amount: an item's number in an enumeration
-# ("1) we unify ..., 2) we enforce ..."), the number in a name ("CIFAR-10", "ImageNet-1K"; not a
-# size: "Llama-7B"), "one of the ...".
+# ("1) we tile ..., 2) we cut ..."), the number in a name ("QuartzSet-10", "BazNet-1K"; not a
+# size: "FooLM-7B"), "one of the ...".
 _NO_AMOUNT = re.compile(
     r"(?:^|(?<=[\s;:,.]))\(?(?:\d{1,2}|[ivx]{1,4})\)(?=\s)"
     r"|(?<=[A-Za-z])-\d+(?:\.\d+)?(?![\d.]*[BMbm]\b)(?=[Kk]?\b)"
@@ -348,7 +348,7 @@ def asked_phrases(
             and relative.group(1).lower() not in _NOT_A_NOUN | ASKING_WORDS | _PHRASE_END
             and not _PAST.fullmatch(relative.group(1).lower())
         ):
-            continue  # "the design in which norms wrap each layer": no question
+            continue  # "the grid in which tiles overlap": no question
         # A punctuation mark ends the phrase ("on how many tasks, over how many suites").
         following = _WORD.findall(_PUNCTUATION.split(question[match.end() : match.end() + 120])[0])
         if len(following) >= 2 and following[1].lower() in _CLAUSE_OPENERS:
