@@ -679,7 +679,14 @@ class Answerer:
             return
         if not picked:  # papers the user picked are compared however the question is put
             reason = self._refusal_reason(
-                question, query, hits, passages, request.mode, followup, request.filters, config
+                question,
+                query,
+                hits,
+                passages,
+                request.mode,
+                followup,
+                filters=request.filters,
+                config=config,
             )
         if reason is not None:
             # A question that names a paper is about that paper: it alone is related (others
@@ -1121,6 +1128,7 @@ class Answerer:
         passages: Sequence[ContextPassage],
         mode: str,
         followup: bool = False,
+        *,
         filters: SearchFilters | None = None,
         config: RunnableConfig | None = None,
     ) -> str | None:
@@ -1180,19 +1188,17 @@ class Answerer:
             and not followup
             and max(h.dense_similarity for h in hits) < DESCRIBED_PAPER
         ):
-            return self._no_paper_about(topic_of(question), filters, config)
+            return self._no_paper_about(topic_of(question), filters, config or {})
         return None
 
     def _no_paper_about(
-        self, topic: str, filters: SearchFilters | None, config: RunnableConfig | None
+        self, topic: str, filters: SearchFilters | None, config: RunnableConfig
     ) -> str | None:
         """Why no paper is about `topic`, decided paper by paper as a list of the papers on it
         is ("Which paper does X?" asks for a paper about X; the gates above only check that the
         passages hold the question's words); None when one is, or may be."""
-        hits = self._search(topic, CANDIDATES, filters, config or {})
-        decision = self.judge_papers(topic, hits, config, filters)
-        if not decision.relevant and decision.reworded is not None:
-            decision = decision.reworded  # the topic put in the asker's words
+        hits = self._search(topic, CANDIDATES, filters, config)
+        decision = self.judge_papers(topic, hits, config, filters).settled
         if (
             decision.relevant
             or not decision.core  # no word of the topic picks out papers: the gates decide

@@ -144,7 +144,6 @@ _RELATIVE = re.compile(
     r"across|within|to)\s+$",
     re.IGNORECASE,
 )
-_NOT_A_NOUN = frozenset("and or but then nor".split())
 # Verbs of an event with no object ("what happens", "what goes on"): after a question word,
 # the question word is their subject.
 _EVENT_VERBS = frozenset("happen happens happened occur occurs occurred go goes went".split())
@@ -161,6 +160,9 @@ _PHRASE_END = frozenset(
     of in on for to from by with at that which who whom when where while as and or but than
     per via into about among between through after before during""".split()
 ) | frozenset("best worst better worse least".split())  # a degree adverb: the verb follows
+# Words before a preposition and "which" that are no noun the "which" could relate to
+# ("and on which tasks", "what in which"): then "which" asks (see _RELATIVE).
+_NOT_BEFORE_RELATIVE = frozenset("and or but then nor".split()) | ASKING_WORDS | _PHRASE_END
 # "How well does X work?" asks how good a result is, which a claim answers without a number
 # ("outperforms prior methods"): it is no amount.
 _QUANTITY = re.compile(
@@ -345,7 +347,7 @@ def asked_phrases(
         if (
             relative
             and match.group(1).lower() == "which"
-            and relative.group(1).lower() not in _NOT_A_NOUN | ASKING_WORDS | _PHRASE_END
+            and relative.group(1).lower() not in _NOT_BEFORE_RELATIVE
             and not _PAST.fullmatch(relative.group(1).lower())
         ):
             continue  # "the grid in which tiles overlap": no question

@@ -170,6 +170,14 @@ class TopicDecision:
     reworded: TopicDecision | None = None
 
     @property
+    def settled(self) -> TopicDecision:
+        """This decision, or when no paper qualifies by the topic's words, the one without the
+        asker's own words (see ASKER_WORDS_BAR), if there is one."""
+        if not self.relevant and self.reworded is not None:
+            return self.reworded
+        return self
+
+    @property
     def rated(self) -> bool:
         """Whether the contenders were rated together (see RATED_BAR)."""
         return any(j.rating is not None for j in self.judged)

@@ -59,9 +59,7 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         # there?": no topic, only filters (or none); "Which papers use it?" has one, unnamed.
         yield from run_filtered(inp, tools)
         return
-    decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters)
-    if not decision.relevant and decision.reworded is not None:
-        decision = decision.reworded  # the topic put in the asker's words (see ASKER_WORDS_BAR)
+    decision = tools.judge_papers(topic, inp.hits, inp.config, inp.filters).settled
     relevant = decision.relevant
 
     def quote_of(hit: PaperHit, sentences: list[str]) -> str:
