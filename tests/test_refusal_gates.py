@@ -732,6 +732,11 @@ def test_instance_statements_and_reported_values() -> None:
     assert states_instance("benchmarks, including LongQA and others", "datasets")
     assert not states_instance("benchmarks such as 12 others", "datasets")
     assert not states_instance("on benchmarks like ours", "datasets")
+    # Data goes by proper names: a lowercase word after "including" names a task, not data.
+    assert not states_instance(
+        "on several benchmarks including sorting and quartz tasks", "datasets"
+    )
+    assert states_instance("on several benchmarks including QuartzBench", "benchmarks")
     assert reported_for("BarSet", r"on BarSet (70.61\%) and BazSet")
     assert reported_for("BarSet", "BarSet (0.82) vs")
     assert not reported_for("BarSet", "BarSet (12 tasks)")

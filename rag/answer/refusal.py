@@ -589,11 +589,16 @@ def states_instance(sentence: str, kind: str) -> bool:
         rf"\bthe\s+((?!(?:{_COUNTING})-)[A-Za-z]+(?:-[A-Za-z]+)+)\s+{kind_pattern}\b",
     )
     words = [
-        found.group(1).lower()
+        found.group(1)
         for pattern in patterns
         for found in re.finditer(pattern, sentence, re.IGNORECASE)
     ]
-    return any(w not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words)
+    # Data goes by proper names ("benchmarks including regression tasks" names none).
+    if kind.lower() in DATA_KINDS:
+        words = [w for w in words if w != w.lower()]
+    return any(
+        w.lower() not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words
+    )
 
 
 # Where a name stands to name a thing of a kind: at most INSTANCE_BEFORE words before a word
