@@ -333,6 +333,10 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
     index = NameIndex(papers, abstracts)
     assert index.papers_named_in("How fast is Cake?") == ["a"]
     assert index.papers_named_in("Which models are trained using graphs?") == []
+    # A name in capitals is named in capitals, not by the word it spells.
+    index = NameIndex({"c": {"title": "QUARTZ: Tiling Without Cost"}}, {})
+    assert index.papers_named_in("How does QUARTZ tile?") == ["c"]
+    assert index.papers_named_in("Is Quartz Tiling Cheaper?") == []
     # "known as" and "referred to as" introduce a name like "called" does.
     for intro in ("we introduce a novel method, known as FooNet,", "referred to as FooNet, it"):
         assert method_name(f"To fix this, {intro} which scales.") == "FooNet"
@@ -341,6 +345,13 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
     assert method_name("We introduce a novel Quartz Feature Alignment (QFA) loss.") == "QFA"
     # A field's long form is no name of the paper's method.
     assert method_name("We propose a method for graph neural networks (GNNs).") == ""
+    # What the verb introduces, in lowercase words, goes by the short form defined for exactly
+    # those words.
+    assert method_name("We propose quartz-level tiling (QLT), which scales.") == "QLT"
+    assert method_name(
+        "We propose a novel form\u2014quartz-level tiling (QLT)\u2014that scales."
+    ) == ("QLT")
+    assert method_name("We introduce a benchmark for large quartz models (LQMs).") == ""
     # The long form a paper's own short name spells out names the paper too.
     index = NameIndex(
         {"q": {"title": "Reusing models for new tasks"}},
@@ -1504,6 +1515,9 @@ def test_a_short_form_the_reader_writes_is_read_in_its_spelled_out_words() -> No
     assert spelled_out("LMs", "We test four released models.") == ""
     assert spelled_out("lms", "large models") == ""  # not written as a short form
     assert spelled_out("GNN", "the GNN Network") == ""  # a short form is not a long form's word
+    # A hyphenated modifier gives one initial, or one per part.
+    assert spelled_out("LQMs", "we train large-scale quartz models") == "large-scale quartz models"
+    assert spelled_out("LRQ", "low-rank quartz") == "low rank quartz"
 
     def verdict(abstract: str) -> Any:
         return check_answerable(

@@ -732,7 +732,7 @@ def test_instance_statements_and_reported_values() -> None:
     assert states_instance("benchmarks, including LongQA and others", "datasets")
     assert not states_instance("benchmarks such as 12 others", "datasets")
     assert not states_instance("on benchmarks like ours", "datasets")
-    # Data goes by proper names: a lowercase word after "including" names a task, not data.
+    # The things listed may be of another kind: "benchmarks including X and Y tasks" lists tasks.
     assert not states_instance(
         "on several benchmarks including sorting and quartz tasks", "datasets"
     )
@@ -799,6 +799,19 @@ def test_how_many_is_answered_by_a_count_where_the_rest_of_its_clause_is_stated(
         question, "FooNet resolves a queried key by following chains. It has 4 heads."
     )
     assert not elsewhere.answerable and "hops" in elsewhere.reason
+
+
+def test_points_of_a_measure_are_stated_as_a_percentage() -> None:
+    question = "How many points does FooNet add on QuartzBench?"
+    stated = _verdict(question, "FooNet improves accuracy on QuartzBench by 2.7% over BarNet.")
+    assert stated.answerable, stated.reason
+    unstated = _verdict(question, "FooNet improves accuracy on QuartzBench over BarNet.")
+    assert not unstated.answerable
+
+
+def test_generic_nouns_name_the_kind_of_answer() -> None:
+    for noun in ("objects", "concept", "formulation", "notions"):
+        assert asked_phrases(f"What {noun} does FooNet rely on?", ["FooNet"]) == []
 
 
 def test_a_kind_followed_by_a_phrase_is_still_the_asked_kind() -> None:

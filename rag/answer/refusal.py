@@ -93,11 +93,14 @@ ANSWER_KINDS = frozenset(
     relationships shares sorts shape shapes weakness weaknesses shortcoming shortcomings
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
     objectives granularity granularities level levels collection collections basis style
-    styles body bodies failure failures cause causes""".split()
+    styles body bodies failure failures cause causes object objects concept concepts notion
+    notions formulation formulations""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
-# "3D shape generation"): in a topic they are content words.
-STUDIED_KINDS = frozenset("architecture architectures shape shapes".split())
+# "3D shape generation", "concept erasure"): in a topic they are content words.
+STUDIED_KINDS = frozenset(
+    "architecture architectures shape shapes object objects concept concepts".split()
+)
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
 # answer need not repeat them.
@@ -242,6 +245,9 @@ _MEASURE_VALUE = re.compile(
     r"(?<![A-Za-z])\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+# "How many points does X add": points of a measure, stated as a percentage or in points.
+_POINTS = re.compile(r"(?:percentage\s+)?points?", re.IGNORECASE)
+_IN_POINTS = re.compile(r"\d\s*(?:\\?%|percent|pp\b|points?\b)", re.IGNORECASE)
 # A year is asked for by the word and stated as a year of the past century ("(2010)", not
 # "2048 tokens").
 _YEAR_ASKED = re.compile(r"\byears?\b", re.IGNORECASE)
@@ -588,17 +594,24 @@ def states_instance(sentence: str, kind: str) -> bool:
         # "the actor-critic algorithm": a compound right before the kind names a known one
         rf"\bthe\s+((?!(?:{_COUNTING})-)[A-Za-z]+(?:-[A-Za-z]+)+)\s+{kind_pattern}\b",
     )
+    own = kind_words(kind)
+
+    def listed_kind(after: str) -> bool:
+        """Whether the listed things are of another kind: "benchmarks including regression and
+        inpainting tasks" lists tasks, not benchmarks."""
+        clause = re.split(r"[,;:.()]", after, maxsplit=1)[0]
+        return any(
+            w in ANSWER_KINDS and w not in own and w.rstrip("s") not in own
+            for w in clause.lower().split()
+        )
+
     words = [
-        found.group(1)
-        for pattern in patterns
+        found.group(1).lower()
+        for i, pattern in enumerate(patterns)
         for found in re.finditer(pattern, sentence, re.IGNORECASE)
+        if i != 1 or not listed_kind(sentence[found.end() :])
     ]
-    # Data goes by proper names ("benchmarks including regression tasks" names none).
-    if kind.lower() in DATA_KINDS:
-        words = [w for w in words if w != w.lower()]
-    return any(
-        w.lower() not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words
-    )
+    return any(w not in _NOT_AN_INSTANCE | FUNCTION_WORDS and not w.isdigit() for w in words)
 
 
 # Where a name stands to name a thing of a kind: at most INSTANCE_BEFORE words before a word
@@ -1037,8 +1050,11 @@ def check_answerable(
             if measured and any(reported_for(n, x) for n in others for x in sentences())
             else set()
         )
+        in_points = any(_IN_POINTS.search(x) for x in sentences())
         for phrase in phrases:
             if phrase in in_context or phrase in reported:
+                continue
+            if _POINTS.fullmatch(phrase) and in_points:
                 continue
             if phrase.lower().split()[-1] in named or phrase.lower() in named:
                 # A sentence names one: "which city" is answered by "Lyon", and "which OCR
@@ -1059,6 +1075,8 @@ def check_answerable(
         for thing, value, asking in counted:
             wanted = phrase_terms(thing, weights) - subject
             if (asking == "how many" and thing in in_context) or thing in reported:
+                continue
+            if _POINTS.fullmatch(thing) and in_points:
                 continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))

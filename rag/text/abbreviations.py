@@ -91,16 +91,25 @@ def spelled_out(short: str, text: str) -> str:
         return ""
     letters = short.rstrip("s").lower()
     for run in _RUN_BREAK.split(text):
-        words = [p for w in _WORD.findall(run) for p in w.split("-") if p]
-        initials = "".join(w[0].lower() for w in words)
-        start = initials.find(letters)
-        while start >= 0:
-            found = words[start : start + len(letters)]
-            # Every word of the long form is a word, not a short form or a number.
-            if all(w[0].isalpha() and (len(w) == 1 or w[1:].islower()) for w in found):
-                return " ".join(found)
-            start = initials.find(letters, start + 1)
+        # A hyphenated word gives each part's initial ("Low-Rank Adaptation": LRA) or, as a
+        # modifier, one ("large-scale language models": LLMs).
+        parted = [p for w in _WORD.findall(run) for p in w.split("-") if p]
+        whole = [w for w in _WORD.findall(run) if w.strip("-")]
+        for words in (parted, whole):
+            initials = "".join(w[0].lower() for w in words)
+            start = initials.find(letters)
+            while start >= 0:
+                found = words[start : start + len(letters)]
+                # Every word of the long form is a word, not a short form or a number.
+                if all(_plain_word(w) for w in found):
+                    return " ".join(found)
+                start = initials.find(letters, start + 1)
     return ""
+
+
+def _plain_word(word: str) -> bool:
+    """Whether `word` is a word, not a short form or a number (each hyphenated part too)."""
+    return all(p[0].isalpha() and (len(p) == 1 or p[1:].islower()) for p in word.split("-") if p)
 
 
 # A word hyphenated to a short form ("local-DP", "multi-GPU"): the word says which kind of it.

@@ -116,10 +116,16 @@ class NameIndex:
         found: list[str] = []
         for start in range(len(words)):
             for size in range(self.longest, 0, -1):
-                named = self._named(tuple(words[start : start + size]))
+                span = tuple(tokens[start : start + size])
+                # A name in capitals is named in capitals ("LEAST", not the word "Least").
+                named = [
+                    (w, p)
+                    for w, p in self._named(tuple(words[start : start + size]))
+                    if not _in_capitals(w) or w == span
+                ]
                 # Names that differ only in capitals ("DiMA", "DiMa") are different papers':
                 # written exactly as one of them, the text names that one.
-                exact = [p for w, p in named if w == tuple(tokens[start : start + size])]
+                exact = [p for w, p in named if w == span]
                 for paper_id in exact or [p for _, p in named]:
                     if paper_id not in found:
                         found.append(paper_id)
@@ -141,6 +147,11 @@ class NameIndex:
                     if paper_id not in papers:
                         papers.append(paper_id)
         return found
+
+
+def _in_capitals(written: tuple[str, ...]) -> bool:
+    """Whether a name is one word written in capitals ("LEAST", "FIML")."""
+    return len(written) == 1 and len(written[0]) > 1 and written[0].isupper()
 
 
 # Identifier-like words: CamelCase, ACRONYMS, hyphenated names, or a capitalised word that does
@@ -255,6 +266,16 @@ _METHOD_PATTERNS = (
         r"(?:[A-Z][\w-]*\s+){1,6}\((?P<name>[A-Za-z0-9][\w+-]*)\)"
     ),
 )
+# "we propose quartz tiling (QZT)", "we introduce a novel form, attention-level tiling (ALT)":
+# what the verb introduces, in lowercase words, and the short form the abstract defines for
+# exactly those words (checked in `method_name`: "we introduce a benchmark for large language
+# models (LLMs)" introduces no LLMs).
+_DEFINED_AFTER_VERB = re.compile(
+    r"\b(?:present|propose|introduce)s?\s+(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple)\s+)?"
+    r"(?:[\w-]+\s*[,:\u2013\u2014]\s*)?(?P<long>(?:[\w-]+\s+){0,5}[\w-]+)\s+"
+    r"\((?P<name>[A-Za-z0-9][\w+-]*)\)",
+    re.IGNORECASE,
+)
 _NOT_METHOD_NAMES = frozenset(
     {"a", "an", "the", "this", "that", "these", "our", "we", "it", "its", "in", "to", "two"}
 )
@@ -269,6 +290,14 @@ def method_name(abstract: str) -> str:
             name = match.group("name")
             if len(name) < 2 or name.lower() in _NOT_METHOD_NAMES or not re.search("[A-Z]", name):
                 continue
+            if best is None or match.start() < best[0]:
+                best = (match.start(), name)
+            break
+    defined = defined_abbreviations(abstract)
+    for match in _DEFINED_AFTER_VERB.finditer(abstract):
+        name = match.group("name")
+        long = defined.get(name.rstrip("s")) or defined.get(name, "")
+        if long and match.group("long").replace("-", " ").lower() == long.lower():
             if best is None or match.start() < best[0]:
                 best = (match.start(), name)
             break
