@@ -802,7 +802,7 @@ def test_how_many_is_answered_by_a_count_where_the_rest_of_its_clause_is_stated(
 
 
 def test_points_of_a_measure_are_stated_as_a_percentage() -> None:
-    question = "How many points does FooNet add on QuartzBench?"
+    question = "How many points above BarNet is FooNet on QuartzBench?"
     stated = _verdict(question, "FooNet improves accuracy on QuartzBench by 2.7% over BarNet.")
     assert stated.answerable, stated.reason
     unstated = _verdict(question, "FooNet improves accuracy on QuartzBench over BarNet.")

@@ -245,7 +245,7 @@ _MEASURE_VALUE = re.compile(
     r"(?<![A-Za-z])\d|\b(half|double|twice|triple|\w+fold|orders? of magnitude)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
-# "How many points does X add": points of a measure, stated as a percentage or in points.
+# "How many points above Y is X": points of a measure, stated as a percentage or in points.
 _POINTS = re.compile(r"(?:percentage\s+)?points?", re.IGNORECASE)
 _IN_POINTS = re.compile(r"\d\s*(?:\\?%|percent|pp\b|points?\b)", re.IGNORECASE)
 # A year is asked for by the word and stated as a year of the past century ("(2010)", not
@@ -597,8 +597,8 @@ def states_instance(sentence: str, kind: str) -> bool:
     own = kind_words(kind)
 
     def listed_kind(after: str) -> bool:
-        """Whether the listed things are of another kind: "benchmarks including regression and
-        inpainting tasks" lists tasks, not benchmarks."""
+        """Whether the listed things are of another kind: "benchmarks including sorting and
+        tiling tasks" lists tasks, not benchmarks."""
         clause = re.split(r"[,;:.()]", after, maxsplit=1)[0]
         return any(
             w in ANSWER_KINDS and w not in own and w.rstrip("s") not in own
