@@ -328,7 +328,7 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
         ("At what regime does FooNet stop improving?", []),
         ("What time budget does FooNet need?", ["time budget"]),
         # A word before an object pronoun or a particle is a verb.
-        ("What signal tells it when FooNet should stop?", ["signal"]),
+        ("What gate tells it when FooNet should stop?", ["gate"]),
         ("What comes out smaller with FooNet?", []),
         # An objective, a granularity or a level is a kind of answer; plain adjectives narrow it.
         ("What extra training objective keeps FooNet stable?", ["training"]),
@@ -370,6 +370,10 @@ def test_a_kind_with_its_own_verb_asks_for_an_instance_of_a_named_paper() -> Non
     assert not unnamed.answerable and "name the LLM" in unnamed.reason
     named = _verdict(question, "FooNet builds agents; experiments use GPT-4o as the LLM.")
     assert named.answerable, named.reason
+    # In the past too, before a determiner or a name ("which LLMs generated FooNet's captions").
+    for asked in ("Which LLMs generated FooNet's captions?", "Which LLM tagged the FooNet tiles?"):
+        assert named_kinds(asked, named_paper=True) != []
+    assert named_kinds("Which LLM tagged tiles for FooNet?", named_paper=True) == []
 
 
 @pytest.mark.parametrize(
@@ -810,7 +814,7 @@ def test_points_of_a_measure_are_stated_as_a_percentage() -> None:
 
 
 def test_generic_nouns_name_the_kind_of_answer() -> None:
-    for noun in ("objects", "concept", "formulation", "notions"):
+    for noun in ("objects", "concept", "formulation", "notions", "signal"):
         assert asked_phrases(f"What {noun} does FooNet rely on?", ["FooNet"]) == []
 
 

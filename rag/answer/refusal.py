@@ -94,12 +94,12 @@ ANSWER_KINDS = frozenset(
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
     objectives granularity granularities level levels collection collections basis style
     styles body bodies failure failures cause causes object objects concept concepts notion
-    notions formulation formulations""".split()
+    notions formulation formulations signal signals cue cues""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation", "concept erasure"): in a topic they are content words.
 STUDIED_KINDS = frozenset(
-    "architecture architectures shape shapes object objects concept concepts".split()
+    "architecture architectures shape shapes object objects concept concepts signal signals".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
@@ -477,7 +477,8 @@ NAMED_KINDS = frozenset(
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
 # benchmark tests ...") asks which paper, answered by the paper itself, unless the question
-# names the paper ("which LLM drives the agents of X": an instance used by X).
+# names the paper ("which LLM drives the agents of X", or in the past before a determiner or a
+# name: "which LLM tagged X's tiles": an instance used by X).
 _KIND = (  # two-word kinds first: "language model" is one kind, not "language" and a noun
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?)("
     r"(?:vision-language|language|base|pretrained|pre-trained|foundation) models?|"
@@ -497,7 +498,10 @@ _KIND_ASKED = re.compile(
     + r"\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|has|have|had|and|or|can|could|would)\b))",
     re.IGNORECASE,
 )
-_KIND_DOING = re.compile(_KIND + r"(?=\s+[a-z]+s\s+(?:the|a|an|its|their)\b)", re.IGNORECASE)
+_KIND_DOING = re.compile(
+    _KIND + r"(?=\s+(?:[a-z]+s|[a-z]{3,}ed)\s+(?:the|a|an|its|their|(?-i:[A-Z][\w-]*))\b)",
+    re.IGNORECASE,
+)
 # With a named paper, a generic kind asked for by name ("which pairwise model of responses is
 # assumed in X", "what dependence measure does X use"): the paper names the one it uses.
 _GENERIC_KIND = re.compile(
