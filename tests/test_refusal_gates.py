@@ -813,6 +813,14 @@ def test_points_of_a_measure_are_stated_as_a_percentage() -> None:
     assert not unstated.answerable
 
 
+def test_a_ratio_of_something_is_stated_by_a_value_of_it() -> None:
+    question = "What tiling ratio does FooNet reach on QuartzBench?"
+    stated = _verdict(question, "On QuartzBench, FooNet reaches 4.7x tiling at no loss.")
+    assert stated.answerable, stated.reason
+    unstated = _verdict(question, "On QuartzBench, FooNet improves tiling at no loss.")
+    assert not unstated.answerable
+
+
 def test_generic_nouns_name_the_kind_of_answer() -> None:
     for noun in ("objects", "concept", "formulation", "notions", "signal"):
         assert asked_phrases(f"What {noun} does FooNet rely on?", ["FooNet"]) == []

@@ -461,6 +461,11 @@ def measured_things(question: str, subjects: Sequence[str] = ()) -> list[str]:
         words = match.group(1).split()
         if words and all(_ADJECTIVE.fullmatch(w.lower()) for w in words):
             found.append(match.group(0).split(None, 1)[1])
+        elif words and not any(w.lower() in _PHRASE_END | _DETERMINERS for w in words):
+            # "what compression ratio": a ratio of compression, stated as "4.7x compression"
+            narrowing = [w for w in words if w.lower() not in RELATING_WORDS]
+            if narrowing:
+                found.append(" ".join(narrowing))
     return list(dict.fromkeys(found))
 
 
