@@ -352,6 +352,9 @@ def test_names_from_abstracts_and_all_capital_titles() -> None:
         "We propose a novel form\u2014quartz-level tiling (QLT)\u2014that scales."
     ) == ("QLT")
     assert method_name("We introduce a benchmark for large quartz models (LQMs).") == ""
+    # "the proposed X": the paper's own method by its name, not a plain word.
+    assert method_name("Results show that the proposed QZ-Tiler cuts cost.") == "QZ-Tiler"
+    assert method_name("Results show that the proposed method cuts cost.") == ""
     # The long form a paper's own short name spells out names the paper too.
     index = NameIndex(
         {"q": {"title": "Reusing models for new tasks"}},

@@ -822,7 +822,7 @@ def test_a_ratio_of_something_is_stated_by_a_value_of_it() -> None:
 
 
 def test_generic_nouns_name_the_kind_of_answer() -> None:
-    for noun in ("objects", "concept", "formulation", "notions", "signal"):
+    for noun in ("objects", "concept", "formulation", "notions", "signal", "knob"):
         assert asked_phrases(f"What {noun} does FooNet rely on?", ["FooNet"]) == []
 
 

@@ -94,7 +94,7 @@ ANSWER_KINDS = frozenset(
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
     objectives granularity granularities level levels collection collections basis style
     styles body bodies failure failures cause causes object objects concept concepts notion
-    notions formulation formulations signal signals cue cues""".split()
+    notions formulation formulations signal signals cue cues knob knobs lever levers""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation", "concept erasure"): in a topic they are content words.

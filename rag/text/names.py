@@ -257,6 +257,10 @@ _METHOD_PATTERNS = (
     ),
     # "called X", "named X"
     re.compile(rf"\b{_NAMING}\s+{_METHOD_NAME}{_AFTER_METHOD_NAME}"),
+    # "the proposed X significantly improves ...": the paper's own method, by its name
+    re.compile(
+        r"\b(?:[Tt]he|[Oo]ur)\s+proposed\s+(?P<name>(?=[\w-]*[A-Z][\w-]*[A-Z0-9])[A-Za-z][\w+-]*)\b"
+    ),
     # "termed Fast Incomplete Multi-view clustering by flexible anchor Learning (FIML)"
     re.compile(rf"\b{_NAMING}\s+[^.()]{{1,160}}?\s\((?P<name>[A-Za-z0-9][\w+-]*)\)"),
     # "we propose Tilted SAM (TSAM)", "introduce a novel Quartz Feature Alignment (QFA)": a
