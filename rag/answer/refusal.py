@@ -1059,11 +1059,14 @@ def check_answerable(
             if measured and any(reported_for(n, x) for n in others for x in sentences())
             else set()
         )
-        in_points = any(_IN_POINTS.search(x) for x in sentences())
+        # "How many points": points of a measure, stated as a percentage or in points.
+        points = {
+            t for t in [*phrases, *counted_things(part, subject_names)] if _POINTS.fullmatch(t)
+        }
+        if points and any(_IN_POINTS.search(x) for x in sentences()):
+            reported |= points
         for phrase in phrases:
             if phrase in in_context or phrase in reported:
-                continue
-            if _POINTS.fullmatch(phrase) and in_points:
                 continue
             if phrase.lower().split()[-1] in named or phrase.lower() in named:
                 # A sentence names one: "which city" is answered by "Lyon", and "which OCR
@@ -1084,8 +1087,6 @@ def check_answerable(
         for thing, value, asking in counted:
             wanted = phrase_terms(thing, weights) - subject
             if (asking == "how many" and thing in in_context) or thing in reported:
-                continue
-            if _POINTS.fullmatch(thing) and in_points:
                 continue
             if wanted and not any(
                 value.search(re.sub(re.escape(thing), " ", x, flags=re.IGNORECASE))

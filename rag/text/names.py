@@ -297,12 +297,14 @@ def method_name(abstract: str) -> str:
             if best is None or match.start() < best[0]:
                 best = (match.start(), name)
             break
-    defined = defined_abbreviations(abstract)
+    defined: dict[str, str] | None = None  # read only when the verb is followed by a short form
     for match in _DEFINED_AFTER_VERB.finditer(abstract):
+        if best is not None and match.start() >= best[0]:
+            break
+        defined = defined if defined is not None else defined_abbreviations(abstract)
         name = match.group("name")
         long = defined.get(name.rstrip("s")) or defined.get(name, "")
         if long and match.group("long").replace("-", " ").lower() == long.lower():
-            if best is None or match.start() < best[0]:
-                best = (match.start(), name)
+            best = (match.start(), name)
             break
     return best[1] if best else ""
