@@ -805,20 +805,29 @@ def test_how_many_is_answered_by_a_count_where_the_rest_of_its_clause_is_stated(
     assert not elsewhere.answerable and "hops" in elsewhere.reason
 
 
-def test_points_of_a_measure_are_stated_as_a_percentage() -> None:
-    question = "How many points above BarNet is FooNet on QuartzBench?"
-    stated = _verdict(question, "FooNet improves accuracy on QuartzBench by 2.7% over BarNet.")
-    assert stated.answerable, stated.reason
-    unstated = _verdict(question, "FooNet improves accuracy on QuartzBench over BarNet.")
-    assert not unstated.answerable
-
-
-def test_a_ratio_of_something_is_stated_by_a_value_of_it() -> None:
-    question = "What tiling ratio does FooNet reach on QuartzBench?"
-    stated = _verdict(question, "On QuartzBench, FooNet reaches 4.7x tiling at no loss.")
-    assert stated.answerable, stated.reason
-    unstated = _verdict(question, "On QuartzBench, FooNet improves tiling at no loss.")
-    assert not unstated.answerable
+@pytest.mark.parametrize(
+    ("question", "stated", "unstated"),
+    [
+        # Points of a measure are stated as a percentage.
+        (
+            "How many points above BarNet is FooNet on QuartzBench?",
+            "FooNet improves accuracy on QuartzBench by 2.7% over BarNet.",
+            "FooNet improves accuracy on QuartzBench over BarNet.",
+        ),
+        # A ratio of something is stated by a value of it.
+        (
+            "What tiling ratio does FooNet reach on QuartzBench?",
+            "On QuartzBench, FooNet reaches 4.7x tiling at no loss.",
+            "On QuartzBench, FooNet improves tiling at no loss.",
+        ),
+    ],
+)
+def test_a_measure_asked_by_its_unit_is_stated_by_a_value(
+    question: str, stated: str, unstated: str
+) -> None:
+    verdict = _verdict(question, stated)
+    assert verdict.answerable, verdict.reason
+    assert not _verdict(question, unstated).answerable
 
 
 def test_generic_nouns_name_the_kind_of_answer() -> None:
