@@ -296,6 +296,17 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
     assert not unstated.answerable and "'loss'" in unstated.reason
 
 
+def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:
+    # "What weaker guarantee": the abstract gives the guarantee, not the comparison.
+    assert asked_phrases("What weaker but simpler bound does FooNet give?") == []
+    assert asked_phrases("Which larger encoder does FooNet distil?") == ["encoder"]
+    verdict = _verdict("Which larger encoder does FooNet distil?", "FooNet distils a ViT encoder.")
+    assert verdict.answerable, verdict.reason
+    # A degree after "how much" is still asked for, and "more" still counts.
+    assert asked_phrases("How much faster is FooNet?") == []
+    assert not _verdict("How much faster is FooNet?", "FooNet is a fast tiler.").answerable
+
+
 @pytest.mark.parametrize(
     ("question", "phrases"),
     [

@@ -382,6 +382,8 @@ def asked_phrases(
                 continue
             if amount and not words and _DEGREE.fullmatch(lower):
                 break  # "how much faster": a degree, asked for by the quantity gate
+            if not words and lower in _COMPARATIVES and lower not in _QUANTIFIERS:
+                continue  # "what weaker guarantee": it relates the thing to another one
             if lower == "and" and (words or headed):
                 found += [" ".join(words)] if words else []  # "which X and Y": Y is asked too
                 words, headed = [], False
@@ -1338,6 +1340,7 @@ _COMPARATIVES = (
     "bigger biggest higher highest lower lowest stronger strongest weaker weakest more most "
     "less least cheaper cheapest easier easiest harder hardest newer newest older oldest"
 ).split()
+_QUANTIFIERS = frozenset("more most less least".split())
 
 
 # A question whose subject is a pronoun, right after its question word and the asked noun
