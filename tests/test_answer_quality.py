@@ -34,7 +34,7 @@ from rag.answer.modes.compare import MAX_COMPARED
 from rag.answer.modes.extractive import compose_extractive, cover_question, question_parts
 from rag.answer.modes.quotes import classify, quote_support
 from rag.answer.modes.record import record_sentence
-from rag.answer.modes.summarize import MAX_SUMMARIZED
+from rag.answer.modes.summarize import MAX_SUMMARIZED, without_opener
 from rag.answer.numbers import quantities, unstated_numbers
 from rag.answer.refusal import (
     CANNOT_ANSWER,
@@ -405,6 +405,32 @@ def test_the_approach_is_the_authors_own_work_not_a_sentence_on_earlier_work() -
     # Without the authors' own words, a sentence stating a problem is the last choice.
     weaker = ["Current systems suffer from a costly framework.", "A framework called Foo helps."]
     assert classify(weaker)["approach"] == weaker[1]
+
+
+def test_a_key_result_is_the_papers_not_a_sentence_on_earlier_work() -> None:
+    sentences = [
+        "We propose FooNet, a tiler.",
+        "FooNet is 2x faster than BarNet on QuartzBench.",
+        "Current tilers reach 90% accuracy only on square tiles.",
+    ]
+    assert classify(sentences)["key result"] == sentences[1]
+
+
+@pytest.mark.parametrize(
+    "opener",
+    [
+        "Motivated by this, ",
+        "Building on these insights, ",
+        "Based on this observation, ",
+        "Specifically, ",
+        "As a result, ",
+        "However, ",
+    ],
+)
+def test_a_summary_line_starts_after_its_discourse_opener(opener: str) -> None:
+    assert without_opener(f"{opener}we propose FooNet.") == "We propose FooNet."
+    # A sentence that only starts like one keeps its words.
+    assert without_opener("Based on FooNet, we tile.") == "Based on FooNet, we tile."
 
 
 def test_an_approach_may_be_what_the_authors_train_and_a_problem_what_is_not_understood() -> None:

@@ -71,6 +71,19 @@ def takes_up_problem(sentence: str) -> bool:
     return bool(_TAKES_UP.match(sentence.strip()))
 
 
+# A sentence whose subject is earlier work ("Current methods are restricted to ..."): what
+# others do or lack, not what the paper found.
+_OTHERS = re.compile(
+    r"^\s*(?:the\s+)?(?:current|existing|prior|previous|conventional|traditional|most|many)\b",
+    re.IGNORECASE,
+)
+
+
+def about_others(sentence: str) -> bool:
+    """Whether a sentence speaks of earlier work, not of the paper's findings (see _OTHERS)."""
+    return bool(_OTHERS.search(sentence))
+
+
 def is_link(sentence: str) -> bool:
     """Whether a sentence points to code ("Code is at https://..."): not a claim to quote."""
     return bool(_LINK.search(sentence))
@@ -106,8 +119,8 @@ def classify(sentences: Sequence[str]) -> dict[str, str]:
                     i,
                 )
             )
-        if column == "key result":
-            candidates = sorted(candidates, key=lambda i: -i)  # results come late in abstracts
+        if column == "key result":  # results come late in abstracts, and are the authors'
+            candidates = sorted(candidates, key=lambda i: (about_others(sentences[i]), -i))
         if column == "problem" and sentences:
             candidates = [*candidates, 0]  # an abstract opens on its problem
         choice = next((i for i in candidates if i not in used), None)

@@ -296,9 +296,12 @@ def _first_upper(label: str) -> str:
 # address this, ..."): out of context it reads wrongly, so quoted lines start after it.
 _OPENER = re.compile(
     r"^(?:however|in contrast|consequently|additionally|furthermore|moreover|nevertheless|"
-    r"instead|therefore|thus|hence|to this end|in this (?:work|paper)|"
+    r"instead|therefore|thus|hence|to this end|in this (?:work|paper)|specifically|in particular|"
+    r"accordingly|as a result|in response|"
     r"to (?:address|tackle|overcome|solve|mitigate|bridge|fill) (?:this|these|that|the)"
-    r"(?: [\w-]+){0,3})\s*,\s*",
+    r"(?: [\w-]+){0,3}|"
+    r"(?:motivated|inspired|guided|driven|based|building|built|grounded) (?:by|on|upon) "
+    r"(?:this|these|that|those|such)(?: [\w-]+){0,3})\s*,\s*",
     re.IGNORECASE,
 )
 
