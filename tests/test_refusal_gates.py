@@ -26,6 +26,7 @@ from rag.answer.refusal import (
     compared_names,
     counted_things,
     coverage,
+    given_count,
     instance_names,
     measured_things,
     named_kinds,
@@ -294,6 +295,30 @@ def test_words_relating_the_asked_things_need_not_be_stated() -> None:
     assert verdict.answerable, verdict.reason
     unstated = _verdict("What novel loss does FooNet add?", "FooNet adds a contrastive head.")
     assert not unstated.answerable and "'loss'" in unstated.reason
+
+
+def test_a_count_the_question_gives_asks_which_things_they_are() -> None:
+    assert given_count("Which three tiling strategies does FooNet compare?") == (
+        "three",
+        "tiling strategies",
+    )
+    assert given_count("How many tiling strategies does FooNet compare?") is None
+    question = "Which three tiling strategies does FooNet compare?"
+    # The paper gives the count, not which: refused, saying so.
+    echo = "FooNet compares 3 tiling strategies and finds a clear winner."
+    verdict = _verdict(question, echo)
+    assert not verdict.answerable and "which three tiling strategies" in verdict.reason
+    # Listed right after the count, or later in the clause, they are stated.
+    for listed in (
+        "FooNet compares three tiling strategies: greedy, random and quartz tiling.",
+        "FooNet compares three strategies of tiling (greedy, random, quartz).",
+        "FooNet compares three tiling strategies, i.e., greedy, random and quartz tiling.",
+        "FooNet compares three tiling strategies, Greedy, Random and Quartz.",
+        "FooNet compares three tiling strategies for sparse grids: greedy, random, quartz.",
+    ):
+        assert _verdict(question, listed).answerable, listed
+    # A paper that does not write the count is judged by the other gates.
+    assert _verdict(question, "FooNet compares greedy and quartz tiling strategies.").answerable
 
 
 def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:

@@ -235,6 +235,63 @@ _COUNT_NUMBER = (
     r"dozens?|hundreds?|thousands?)"
 )
 _COUNT = re.compile(rf"\b{_COUNT_NUMBER}\s+(?:[\w-]+\s+){{0,2}}?[A-Za-z][\w-]*", re.IGNORECASE)
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+_GIVEN = re.compile(
+    r"\b(?:which|what)\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+((?:[\w-]+\s+){0,2}[\w-]+)",
+    re.IGNORECASE,
+)
+# What lists the counted things right after their count, and the rest of its noun phrase
+# ("three tasks: sorting, ...", "two kinds of noise (label, feature)", "two losses, namely
+# ...", "two benchmarks, MMLU and ...").
+_LISTING = re.compile(
+    r"(?:\s+(?:of|for|in|on)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?\s*"
+    r"(?:[:(\u2013\u2014$\[{]|,?\s*(?:(?:such as|including|namely|like)\b|i\.e\.|e\.g\.)|"
+    r",\s+(?:the\s+)?[A-Z0-9])"
+    # "two extra paths alongside the denoising process: 1) ...": a colon later in the clause
+    r"|(?:\s+[^\s.;:,]+){1,8}?\s*:"
+)
+
+
+def given_count(part: str) -> tuple[str, str] | None:
+    """The count and the words after it where a question gives the number of the things it
+    asks for ("which three prompting strategies" -> ("three", "prompting strategies")), up to
+    its verb or punctuation."""
+    match = _GIVEN.search(part)
+    if match is None:
+        return None
+    words = []
+    for word in _PUNCTUATION.split(match.group(2))[0].split():
+        if word.lower() in FUNCTION_WORDS or word.lower() in _CLAUSE_OPENERS:
+            break
+        words.append(word)
+    return (match.group(1), " ".join(words)) if words else None
+
+
+def _count_pattern(count: str, counted: str) -> re.Pattern[str]:
+    """The count, in digits or in words, before up to two words and the counted words' head."""
+    number = _NUMBER_WORDS.get(count.lower())
+    value = int(count) if number is None else number
+    forms = "|".join([str(value), *(w for w, i in _NUMBER_WORDS.items() if i == value)])
+    head = re.escape(counted.split()[-1].rstrip("s"))
+    return re.compile(rf"\b(?:{forms})\s+(?:[\w-]+\s+){{0,2}}?{head}(?:e?s)?\b", re.IGNORECASE)
+
+
+def echoes_count(sentence: str, count: str, counted: str) -> bool:
+    """Whether `sentence` writes the asked count of the counted things ("six datasets")."""
+    return bool(_count_pattern(count, counted).search(sentence))
+
+
+def lists_counted(sentence: str, count: str, counted: str) -> bool:
+    """Whether `sentence` lists the counted things right after their count."""
+    pattern = _count_pattern(count, counted)
+    return any(_LISTING.match(sentence, m.end()) for m in pattern.finditer(sentence))
+
+
 # The words a number counts: up to three words after it ("8 custom accelerator chips").
 _COUNTED = re.compile(
     rf"(?<![\w.,]){_COUNT_NUMBER}\s+((?:[A-Za-z][\w-]*\s+){{0,2}}[A-Za-z][\w-]*)", re.IGNORECASE
@@ -1042,6 +1099,15 @@ def check_answerable(
                 f"{where} not state {'its' if where.endswith('does') else 'their'} limitations",
                 0.0,
             )
+        # "Which six datasets": the count is the asker's; a paper that writes "six datasets"
+        # and never lists them gives the count, not which.
+        given = given_count(part)
+        if (
+            given is not None
+            and any(echoes_count(x, *given) for x in own_sentences())
+            and not any(lists_counted(x, *given) for x in own_sentences())
+        ):
+            return f"{where} not say which {given[0]} {given[1]}", 0.0
         # "Which datasets": a sentence must name one, not only say "several datasets".
         named = set()
         for modifiers, kind in named_kinds(part, named_paper=bool(subject_names)):
