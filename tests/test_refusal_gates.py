@@ -321,6 +321,17 @@ def test_a_count_the_question_gives_asks_which_things_they_are() -> None:
     assert _verdict(question, "FooNet compares greedy and quartz tiling strategies.").answerable
 
 
+def test_a_generic_kind_may_be_answered_by_a_description_in_lowercase_words() -> None:
+    question = "Which sparse models does FooNet tile?"
+    described = "FooNet tiles sparse quartz regression and sparse linear regression."
+    verdict = _verdict(question, described)
+    assert verdict.answerable, verdict.reason
+    # The modifier must describe a thing, not run into a verb or the kind's own word.
+    for unstated in ("FooNet trains a sparse net to tile grids.", "FooNet tiles sparse models."):
+        verdict = _verdict(question, unstated)
+        assert not verdict.answerable and "name the models" in verdict.reason, unstated
+
+
 def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:
     # "What weaker guarantee": the abstract gives the guarantee, not the comparison.
     assert asked_phrases("What weaker but simpler bound does FooNet give?") == []

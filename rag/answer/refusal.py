@@ -600,6 +600,32 @@ EXPERIMENT_WORDS = frozenset(
 )
 
 
+# Generic kinds whose instances a paper may describe in lowercase words ("regularized logistic
+# regression" for "which regularized models").
+GENERIC_KINDS = frozenset(
+    "model models algorithm algorithms measure measures metric metrics architecture "
+    "architectures".split()
+)
+
+
+def describes_one(sentence: str, modifiers: str, kind: str) -> bool:
+    """Whether `sentence` writes the asked generic kind's `modifiers` before other words than
+    the kind's: an instance of it, described ("which regularized models": "regularized
+    logistic regression")."""
+    words = [w for w in modifiers.split() if w.lower() not in ("and", "or")]
+    if kind.lower() not in GENERIC_KINDS or not words:
+        return False
+    own = {kind.lower(), kind.lower().rstrip("s")}
+    joined = r"[\s-]+".join(re.escape(w) for w in words)
+    for match in re.finditer(
+        rf"(?<![\w-]){joined}\s+([a-z][\w-]+)\s+([a-z][\w-]+)", sentence, re.I
+    ):
+        following = [w.lower() for w in match.groups()]
+        if not any(w in FUNCTION_WORDS or w.rstrip("s") in own for w in following):
+            return True
+    return False
+
+
 def kind_words(kind: str) -> set[str]:
     """The words a paper may use for a kind: a dataset's are those of benchmarks and corpora,
     a GPU's those of any hardware."""
@@ -1111,7 +1137,10 @@ def check_answerable(
         # "Which datasets": a sentence must name one, not only say "several datasets".
         named = set()
         for modifiers, kind in named_kinds(part, named_paper=bool(subject_names)):
-            if not any(names_one(x, modifiers, kind, part) for x in own_sentences()):
+            if not any(
+                names_one(x, modifiers, kind, part) or describes_one(x, modifiers, kind)
+                for x in own_sentences()
+            ):
                 return f"{where} not name the {kind}", 0.0
             named |= {kind.lower(), modifiers.lower(), *kind.lower().split()}
         # "How does X decide which inputs ...": the part asks how, and the clause after "which"
