@@ -334,7 +334,7 @@ def test_a_generic_kind_may_be_answered_by_a_description_in_lowercase_words() ->
 
 def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:
     # "What weaker guarantee": the abstract gives the guarantee, not the comparison.
-    assert asked_phrases("What weaker but simpler bound does FooNet give?") == []
+    assert asked_phrases("What weaker yet cheaper bound does FooNet give?") == []
     assert asked_phrases("Which larger encoder does FooNet distil?") == ["encoder"]
     verdict = _verdict("Which larger encoder does FooNet distil?", "FooNet distils a ViT encoder.")
     assert verdict.answerable, verdict.reason

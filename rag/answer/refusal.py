@@ -246,20 +246,20 @@ _GIVEN = re.compile(
     re.IGNORECASE,
 )
 # What lists the counted things right after their count, and the rest of its noun phrase
-# ("three tasks: sorting, ...", "two kinds of noise (label, feature)", "two losses, namely
+# ("three tasks: sorting, ...", "two sorts of tile (square, hexagonal)", "two losses, namely
 # ...", "two benchmarks, MMLU and ...").
 _LISTING = re.compile(
     r"(?:\s+(?:of|for|in|on)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?\s*"
     r"(?:[:(\u2013\u2014$\[{]|,?\s*(?:(?:such as|including|namely|like)\b|i\.e\.|e\.g\.)|"
     r",\s+(?:the\s+)?[A-Z0-9])"
-    # "two extra paths alongside the denoising process: 1) ...": a colon later in the clause
+    # "two quartz passes beside the tiling step: 1) ...": a colon later in the clause
     r"|(?:\s+[^\s.;:,]+){1,8}?\s*:"
 )
 
 
 def given_count(part: str) -> tuple[str, str] | None:
     """The count and the words after it where a question gives the number of the things it
-    asks for ("which three prompting strategies" -> ("three", "prompting strategies")), up to
+    asks for ("which three tiling strategies" -> ("three", "tiling strategies")), up to
     its verb or punctuation."""
     match = _GIVEN.search(part)
     if match is None:
@@ -282,7 +282,7 @@ def _count_pattern(count: str, counted: str) -> re.Pattern[str]:
 
 
 def echoes_count(sentence: str, count: str, counted: str) -> bool:
-    """Whether `sentence` writes the asked count of the counted things ("six datasets")."""
+    """Whether `sentence` writes the asked count of the counted things ("five tile sets")."""
     return bool(_count_pattern(count, counted).search(sentence))
 
 
@@ -440,7 +440,7 @@ def asked_phrases(
             if amount and not words and _DEGREE.fullmatch(lower):
                 break  # "how much faster": a degree, asked for by the quantity gate
             if not words and lower in _COMPARATIVES and lower not in _QUANTIFIERS:
-                continue  # "what weaker guarantee": it relates the thing to another one
+                continue  # "what weaker bound": it relates the thing to another one
             if lower == "and" and (words or headed):
                 found += [" ".join(words)] if words else []  # "which X and Y": Y is asked too
                 words, headed = [], False
@@ -600,8 +600,8 @@ EXPERIMENT_WORDS = frozenset(
 )
 
 
-# Generic kinds whose instances a paper may describe in lowercase words ("regularized logistic
-# regression" for "which regularized models").
+# Generic kinds whose instances a paper may describe in lowercase words ("sparse quartz
+# regression" for "which sparse models").
 GENERIC_KINDS = frozenset(
     "model models algorithm algorithms measure measures metric metrics architecture "
     "architectures".split()
@@ -610,8 +610,8 @@ GENERIC_KINDS = frozenset(
 
 def describes_one(sentence: str, modifiers: str, kind: str) -> bool:
     """Whether `sentence` writes the asked generic kind's `modifiers` before other words than
-    the kind's: an instance of it, described ("which regularized models": "regularized
-    logistic regression")."""
+    the kind's: an instance of it, described ("which sparse models": "sparse quartz
+    regression")."""
     words = [w for w in modifiers.split() if w.lower() not in ("and", "or")]
     if kind.lower() not in GENERIC_KINDS or not words:
         return False
@@ -1125,7 +1125,7 @@ def check_answerable(
                 f"{where} not state {'its' if where.endswith('does') else 'their'} limitations",
                 0.0,
             )
-        # "Which six datasets": the count is the asker's; a paper that writes "six datasets"
+        # "Which five tile sets": the count is the asker's; a paper that writes "five tile sets"
         # and never lists them gives the count, not which.
         given = given_count(part)
         if (
