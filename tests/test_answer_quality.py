@@ -414,6 +414,9 @@ def test_a_key_result_is_the_papers_not_a_sentence_on_earlier_work() -> None:
         "Current tilers reach 90% accuracy only on square tiles.",
     ]
     assert classify(sentences)["key result"] == sentences[1]
+    # "Most" opens a sentence on earlier work only before "existing", "current", ...
+    ranked = ["We propose FooNet.", "Most importantly, FooNet improves tiling.", sentences[2]]
+    assert classify(ranked)["key result"] == ranked[1]
 
 
 @pytest.mark.parametrize(

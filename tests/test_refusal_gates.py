@@ -303,6 +303,7 @@ def test_a_count_the_question_gives_asks_which_things_they_are() -> None:
         "tiling strategies",
     )
     assert given_count("How many tiling strategies does FooNet compare?") is None
+    assert given_count("Which 2025 tilers beat FooNet?") is None  # a year, not a count
     question = "Which three tiling strategies does FooNet compare?"
     # The paper gives the count, not which: refused, saying so.
     echo = "FooNet compares 3 tiling strategies and finds a clear winner."

@@ -241,8 +241,8 @@ _NUMBER_WORDS = {
         "zero one two three four five six seven eight nine ten eleven twelve".split()
     )
 }
-_GIVEN = re.compile(
-    r"\b(?:which|what)\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+((?:[\w-]+\s+){0,2}[\w-]+)",
+_GIVEN = re.compile(  # a count, not a year ("which 2025 papers")
+    r"\b(?:which|what)\s+(\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+((?:[\w-]+\s+){0,2}[\w-]+)",
     re.IGNORECASE,
 )
 # What lists the counted things right after their count, and the rest of its noun phrase

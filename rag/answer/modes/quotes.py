@@ -74,7 +74,8 @@ def takes_up_problem(sentence: str) -> bool:
 # A sentence whose subject is earlier work ("Current methods are restricted to ..."): what
 # others do or lack, not what the paper found.
 _OTHERS = re.compile(
-    r"^\s*(?:the\s+)?(?:current|existing|prior|previous|conventional|traditional|most|many)\b",
+    r"^\s*(?:the\s+)?(?:(?:most|many)\s+)?(?:current|existing|prior|previous|conventional|"
+    r"traditional)\b",
     re.IGNORECASE,
 )
 
