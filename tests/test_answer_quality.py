@@ -58,6 +58,7 @@ from rag.answer.relevance import (
 )
 from rag.records import PaperHit
 from rag.text.abbreviations import defined_abbreviations, expand, spelled_out
+from rag.text.latex import as_typed
 from rag.text.names import NameIndex, method_name, name_base, query_names
 from rag.text.questions import without_venues
 from rag.text.terms import tokenize
@@ -322,6 +323,16 @@ def test_a_name_with_a_descriptive_ending_is_the_name_it_is_built_on() -> None:
     text = "We bound the mixing of Kuramoto samplers on a K node graph."
     assert unmentioned_name("Which Kuramoto-type samplers give K-fold speed-ups?", text) is None
     assert unmentioned_name("Which Quartz-type samplers are bounded?", text) == "Quartz"
+
+
+def test_a_name_spelled_out_with_bold_initials_is_its_papers_name() -> None:
+    bold = r"\textbf{\underline{Q}}uartz \textbf{\underline{Z}}ipped \textbf{\underline{T}}iler"
+    assert as_typed(bold) == "Quartz Zipped Tiler"
+    papers = {"a": {"title": "Robust tiling of grids"}, "b": {"title": "LAST QzT for tiles"}}
+    abstracts = {"a": f"To fix this, we introduce {bold} (QZT), which tiles.", "b": "We tile."}
+    index = NameIndex(papers, abstracts)
+    # Written as the first paper defines it, the name is that paper's, not the look-alike's.
+    assert index.papers_named_in("How does QZT tile?") == ["a"]
 
 
 def test_names_from_abstracts_and_all_capital_titles() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from rag.errors import PaperTalkError
-from rag.ingest.loaders import without_emphasis
 from rag.ingest.pipeline import ingest_lock, run_ingest
 from rag.settings import Settings
 from rag.store.chroma import PaperStore, StoreLayout
 from rag.store.lexical import LexicalIndex, index_dir, store_fingerprint
+from rag.text.latex import without_emphasis
 
 from .conftest import BUNDLED
 

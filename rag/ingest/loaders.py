@@ -21,6 +21,7 @@ from typing import Literal
 
 from rag.errors import CorpusError
 from rag.records import STATUSES, Paper
+from rag.text.latex import without_emphasis
 from rag.text.names import method_name
 
 Format = Literal["jsonl", "json", "csv", "text"]
@@ -522,24 +523,6 @@ def _lines(text: str) -> list[str]:
 
 def _clean(text: str) -> str:
     return text.replace("\x00", "")
-
-
-# Markdown emphasis around or inside words ("**S**parse **A**ttention", "*not*"): formatting, not
-# text; left in, it splits words ("S", "parse") for every index and for the names an abstract
-# defines. Asterisks in formulas ("$x^*$", "$a * b$") touch no letter on the side that matters
-# and stay.
-_EMPHASIS = re.compile(
-    r"(?<=[A-Za-z])\*{1,3}(?=[A-Za-z])"  # inside a word
-    # opening a word, a number, a parenthesis or a quotation ("**(H-LoRA)", ",**Cognac")
-    r"|(?:(?<=^)|(?<=[\s(\[\"'“‘/,$—–-]))\*{1,3}(?=[A-Za-z0-9(\"'“‘$\\+])"
-    # closing one, after a letter, digit, percent sign, punctuation or math ("26.9%**", "$**")
-    r"|(?<=[A-Za-z0-9.)?!%:;,\"'”’$}\]])\*{1,3}(?=$|[\s).,;:!?\"'”’/—–-])"
-)
-
-
-def without_emphasis(text: str) -> str:
-    """`text` without Markdown emphasis markers around or inside its words."""
-    return _EMPHASIS.sub("", text)
 
 
 def _collapse(text: str) -> str:

@@ -4,7 +4,9 @@ Abstracts are written for OpenReview, which renders `$3.31\\times$`, `$\\sim 1.3
 `40\\%`. `latex_to_text` turns that markup into what it means ("3.31×", "~1.3×", "40%"), for the
 page, the exports and the cards (ui/text.py adds Markdown emphasis). `as_typed` goes one step
 further, for matching what a user types against the papers: names written with math
-(`$\\mu$FooNet`, `$K^2$Bar`) read as they are typed ("muFooNet", "K2Bar"). Pure functions.
+(`$\\mu$FooNet`, `$K^2$Bar`) or emphasis (`\\textbf{S}parse`) read as they are typed
+("muFooNet", "K2Bar", "Sparse"). `without_emphasis` takes Markdown emphasis out of words.
+Pure functions.
 """
 
 from __future__ import annotations
@@ -290,12 +292,30 @@ _DIGITS = {
 }
 
 
+# Markdown emphasis around or inside words ("**S**parse **A**ttention", "*not*"): formatting, not
+# text; left in, it splits words ("S", "parse") for every index and for the names an abstract
+# defines. Asterisks in formulas ("$x^*$", "$a * b$") touch no letter on the side that matters
+# and stay.
+_EMPHASIS = re.compile(
+    r"(?<=[A-Za-z])\*{1,3}(?=[A-Za-z])"  # inside a word
+    # opening a word, a number, a parenthesis or a quotation ("**(H-LoRA)", ",**Cognac")
+    r"|(?:(?<=^)|(?<=[\s(\[\"'“‘/,$—–-]))\*{1,3}(?=[A-Za-z0-9(\"'“‘$\\+])"
+    # closing one, after a letter, digit, percent sign, punctuation or math ("26.9%**", "$**")
+    r"|(?<=[A-Za-z0-9.)?!%:;,\"'”’$}\]])\*{1,3}(?=$|[\s).,;:!?\"'”’/—–-])"
+)
+
+
+def without_emphasis(text: str) -> str:
+    """`text` without Markdown emphasis markers around or inside its words."""
+    return _EMPHASIS.sub("", text)
+
+
 def as_typed(text: str) -> str:
-    """`text` as a user types it, for matching names: LaTeX as Unicode (`latex_to_text`), Greek
-    letters spelled out ("μFooNet" -> "muFooNet") and raised or lowered digits as digits ("K²Bar"
-    -> "K2Bar")."""
-    if "$" in text or "\\" in text:
-        text = latex_to_text(text)
+    """`text` as a user types it, for matching names: LaTeX as Unicode (`latex_to_text`) without
+    emphasis, Greek letters spelled out ("μFooNet" -> "muFooNet") and raised or lowered digits
+    as digits ("K²Bar" -> "K2Bar")."""
+    if "$" in text or "\\" in text:  # "\\textbf{S}parse" reads "Sparse", not "**S**parse"
+        text = without_emphasis(latex_to_text(text))
     if text.isascii():
         return text
     return "".join(_GREEK_NAMES.get(c) or _DIGITS.get(c) or c for c in text)
