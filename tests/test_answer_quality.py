@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from rag.answer.chain import Answerer
+from rag.answer.chain import Answerer, _inside_longer
 from rag.answer.context import Sentence, TermWeights, stands_out
 from rag.answer.intent import (
     asks_share,
@@ -333,6 +333,20 @@ def test_a_name_spelled_out_with_bold_initials_is_its_papers_name() -> None:
     index = NameIndex(papers, abstracts)
     # Written as the first paper defines it, the name is that paper's, not the look-alike's.
     assert index.papers_named_in("How does QZT tile?") == ["a"]
+
+
+def test_a_name_before_the_noun_that_says_what_it_is() -> None:
+    # "we introduce a Continuous QZ framework": capitalised words, one with two capitals.
+    assert method_name("To fix this, we introduce a Continuous QZ framework that tiles.") == (
+        "Continuous QZ"
+    )
+    assert method_name("We introduce a novel QuartzNet model, which tiles.") == "QuartzNet"
+    assert method_name("We propose a Bayesian framework for tiling.") == ""
+    # A name written only inside a longer one is part of it; written on its own too, it stays.
+    names = ["Continuous QZ", "QZ", "BarNet"]
+    assert _inside_longer("QZ", names, "Continuous QZ and BarNet: how do they tile?")
+    assert not _inside_longer("QZ", names, "Is Continuous QZ faster than QZ?")
+    assert not _inside_longer("BarNet", names, "Continuous QZ and BarNet: how do they tile?")
 
 
 def test_names_from_abstracts_and_all_capital_titles() -> None:

@@ -899,6 +899,9 @@ class Answerer:
             # paper's name is something it mentions (a metric: "What PSNR does FooNet reach?").
             if not others or self._written_again(name, papers[0]):
                 named.setdefault(name, papers)
+        # A name written only inside a longer one ("VAR" in "Continuous VAR") is that name's part.
+        for name in [n for n in named if _inside_longer(n, named, text)]:
+            del named[name]
         for name, papers in named.items():
             if len(papers) > 1:  # "CAT" for two papers: the one the rest of the question fits
                 named[name] = self._fitting(text, papers, list(named))
@@ -1216,3 +1219,17 @@ class Answerer:
             asked_papers=step.asked_papers,
         )
         return step.result
+
+
+def _inside_longer(name: str, names: Collection[str], text: str) -> bool:
+    """Whether every time `text` writes `name` it is part of a longer name of `names`."""
+
+    def count(written: str) -> int:
+        return len(re.findall(rf"(?<![\w-]){re.escape(written)}(?![\w-])", text))
+
+    longer = [
+        n
+        for n in names
+        if n != name and count(name) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", n)
+    ]
+    return bool(longer) and count(name) <= sum(count(n) for n in longer)

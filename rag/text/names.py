@@ -261,6 +261,13 @@ _METHOD_PATTERNS = (
     re.compile(
         r"\b(?:[Tt]he|[Oo]ur)\s+proposed\s+(?P<name>(?=[\w-]*[A-Z][\w-]*[A-Z0-9])[A-Za-z][\w+-]*)\b"
     ),
+    # "we introduce a Continuous QZ framework": a name of capitalised words, one of them with
+    # two capitals or more, before the noun that says what it is
+    re.compile(
+        r"\b(?:present|propose|introduce)s?\s+(?:a|an|the)\s+(?:(?:novel|new|simple)\s+)?"
+        r"(?P<name>(?:[A-Z][\w-]*\s+){0,2}(?=[\w-]*[A-Z][\w-]*[A-Z])[A-Z][\w-]*)\s+"
+        rf"{_NOUNS}\b"
+    ),
     # "termed Fast Incomplete Multi-view clustering by flexible anchor Learning (FIML)"
     re.compile(rf"\b{_NAMING}\s+[^.()]{{1,160}}?\s\((?P<name>[A-Za-z0-9][\w+-]*)\)"),
     # "we propose Tilted SAM (TSAM)", "introduce a novel Quartz Feature Alignment (QFA)": a
