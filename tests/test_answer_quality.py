@@ -342,6 +342,9 @@ def test_a_name_before_the_noun_that_says_what_it_is() -> None:
     )
     assert method_name("We introduce a novel QuartzNet model, which tiles.") == "QuartzNet"
     assert method_name("We propose a Bayesian framework for tiling.") == ""
+    # There an abstract also writes its field, not a name; another pattern's name comes first.
+    assert method_name("We propose a GNN framework and an LLM-based agent to tile.") == ""
+    assert method_name("We introduce a QZ-Lite model, called BarNet, which tiles.") == "BarNet"
     # A name written only inside a longer one is part of it; written on its own too, it stays.
     names = ["Continuous QZ", "QZ", "BarNet"]
     assert _inside_longer("QZ", names, "Continuous QZ and BarNet: how do they tile?")

@@ -261,13 +261,6 @@ _METHOD_PATTERNS = (
     re.compile(
         r"\b(?:[Tt]he|[Oo]ur)\s+proposed\s+(?P<name>(?=[\w-]*[A-Z][\w-]*[A-Z0-9])[A-Za-z][\w+-]*)\b"
     ),
-    # "we introduce a Continuous QZ framework": a name of capitalised words, one of them with
-    # two capitals or more, before the noun that says what it is
-    re.compile(
-        r"\b(?:present|propose|introduce)s?\s+(?:a|an|the)\s+(?:(?:novel|new|simple)\s+)?"
-        r"(?P<name>(?:[A-Z][\w-]*\s+){0,2}(?=[\w-]*[A-Z][\w-]*[A-Z])[A-Z][\w-]*)\s+"
-        rf"{_NOUNS}\b"
-    ),
     # "termed Fast Incomplete Multi-view clustering by flexible anchor Learning (FIML)"
     re.compile(rf"\b{_NAMING}\s+[^.()]{{1,160}}?\s\((?P<name>[A-Za-z0-9][\w+-]*)\)"),
     # "we propose Tilted SAM (TSAM)", "introduce a novel Quartz Feature Alignment (QFA)": a
@@ -287,6 +280,16 @@ _DEFINED_AFTER_VERB = re.compile(
     r"\((?P<name>[A-Za-z0-9][\w+-]*)\)",
     re.IGNORECASE,
 )
+# "we introduce a Continuous QZ framework": capitalised words, the last with two capitals or
+# more, before the noun that says what it is; read only when no other pattern names a method
+# (in that place an abstract also writes its field: "a GNN framework", "an LLM-based agent").
+_NAME_BEFORE_NOUN = re.compile(
+    r"\b(?:present|propose|introduce)s?\s+(?:a|an|the)\s+(?:(?:novel|new|simple)\s+)?"
+    r"(?P<name>(?:[A-Z][\w-]*\s+){0,2}(?=[\w-]*[A-Z][\w-]*[A-Z])[A-Z][\w-]*)\s+"
+    rf"{_NOUNS}\b"
+)
+# A word that describes rather than names: "LLM-based", "Zero-Cost" (title case).
+_DESCRIBING = re.compile(r"[\w]+(?:-[a-z]+)+|[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
 _NOT_METHOD_NAMES = frozenset(
     {"a", "an", "the", "this", "that", "these", "our", "we", "it", "its", "in", "to", "two"}
 )
@@ -314,4 +317,11 @@ def method_name(abstract: str) -> str:
         if long and match.group("long").replace("-", " ").lower() == long.lower():
             best = (match.start(), name)
             break
+    if best is None:
+        for match in _NAME_BEFORE_NOUN.finditer(abstract):
+            name = match.group("name")
+            words = name.split()
+            if any(_DESCRIBING.fullmatch(w) for w in words) or len(name) < 4:
+                continue  # "a GNN framework", "an LLM-based agent": the field, not a name
+            return name
     return best[1] if best else ""
