@@ -899,7 +899,7 @@ class Answerer:
             # paper's name is something it mentions (a metric: "What PSNR does FooNet reach?").
             if not others or self._written_again(name, papers[0]):
                 named.setdefault(name, papers)
-        # A name written only inside a longer one ("VAR" in "Continuous VAR") is that name's part.
+        # A name written only inside a longer one ("QZ" in "Continuous QZ") is that name's part.
         for name in [n for n in named if _inside_longer(n, named, text)]:
             del named[name]
         for name, papers in named.items():
