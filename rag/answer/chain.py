@@ -1224,12 +1224,9 @@ class Answerer:
 def _inside_longer(name: str, names: Collection[str], text: str) -> bool:
     """Whether every time `text` writes `name` it is part of a longer name of `names`."""
 
-    def count(written: str) -> int:
-        return len(re.findall(rf"(?<![\w-]){re.escape(written)}(?![\w-])", text))
+    def word(written: str) -> str:
+        return rf"(?<![\w-]){re.escape(written)}(?![\w-])"
 
-    longer = [
-        n
-        for n in names
-        if n != name and count(name) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", n)
-    ]
-    return bool(longer) and count(name) <= sum(count(n) for n in longer)
+    times = len(re.findall(word(name), text))
+    longer = [n for n in names if n != name and re.search(word(name), n)]
+    return bool(times and longer) and times <= sum(len(re.findall(word(n), text)) for n in longer)

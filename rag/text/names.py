@@ -320,8 +320,7 @@ def method_name(abstract: str) -> str:
     if best is None:
         for match in _NAME_BEFORE_NOUN.finditer(abstract):
             name = match.group("name")
-            words = name.split()
-            if any(_DESCRIBING.fullmatch(w) for w in words) or len(name) < 4:
+            if any(_DESCRIBING.fullmatch(w) for w in name.split()) or len(name) < 4:
                 continue  # "a GNN framework", "an LLM-based agent": the field, not a name
             return name
     return best[1] if best else ""
