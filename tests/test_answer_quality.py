@@ -13,7 +13,14 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag.answer.chain import Answerer, _inside_longer
-from rag.answer.context import Sentence, TermWeights, stands_out
+from rag.answer.context import (
+    DESCRIBED_MARGIN,
+    DESCRIBED_WORDS,
+    Sentence,
+    TermWeights,
+    described_first,
+    stands_out,
+)
 from rag.answer.intent import (
     asks_share,
     bare_topic,
@@ -1857,6 +1864,20 @@ def test_a_question_about_one_paper_is_answered_from_the_closest_paper_alone() -
     assert "Random walks on graphs" in both
 
 
+def test_the_paper_a_question_describes_best_comes_first_when_it_clearly_does() -> None:
+    hits = [PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0) for n in (1, 2, 3)]
+    similarity = {"p1": 0.60, "p2": 0.55, "p3": 0.58}
+    # p2 holds far more of the question's words across its abstract: it comes first, the
+    # others keep retrieval order.
+    moved = described_first(hits, similarity, {"p1": 0.2, "p2": 0.5, "p3": 0.2})
+    assert [h.paper_id for h in moved] == ["p2", "p1", "p3"]
+    # A near tie keeps retrieval's order: p2 scores DESCRIBED_MARGIN / 2 above p1.
+    near_tie = 0.2 + (0.05 + DESCRIBED_MARGIN / 2) / DESCRIBED_WORDS
+    kept = described_first(hits, similarity, {"p1": 0.2, "p2": near_tie, "p3": 0.0})
+    assert [h.paper_id for h in kept] == ["p1", "p2", "p3"]
+    assert described_first([], similarity, {}) == []
+
+
 def test_what_problem_a_paper_solves_quotes_the_sentence_stating_it() -> None:
     question = "What problem does HeadCut solve?"
     taken_up = "To address this challenge, we propose HeadCut, which prunes heads."
@@ -2089,6 +2110,17 @@ def test_a_question_describing_one_paper_is_answered_from_that_paper(full_home, 
     assert not answer.refused, answer.refusal_reason
     assert [c.paper_id for c in answer.citations] == ["ci1S6wmXfO"]
     assert "Peri-LN" in answer.answer
+    # Two papers about one technique (reward-guided diffusion at inference) describe a question
+    # about one of them almost equally well: retrieval's order stands, and the answer cites the
+    # one paper.
+    question = (
+        "A paper improves reward-steered sampling from a diffusion model at inference by "
+        "repeatedly adding some noise back and denoising again toward the reward. Which "
+        "application areas does it target?"
+    )
+    answer = full.answer(question)
+    assert not answer.refused, answer.refusal_reason
+    assert [c.paper_id for c in answer.citations] == ["9qzpNSTUYp"]
 
 
 def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:

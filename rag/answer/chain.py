@@ -33,7 +33,13 @@ from rag.answer.citations import (
     cite_prose,
     passage_slots,
 )
-from rag.answer.context import ContextPassage, TermWeights, build_context, stands_out
+from rag.answer.context import (
+    ContextPassage,
+    TermWeights,
+    build_context,
+    described_first,
+    stands_out,
+)
 from rag.answer.conversation import (
     Turn,
     is_followup,
@@ -80,6 +86,7 @@ from rag.answer.llm import (
 from rag.answer.modes import MODES
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.modes.compare import MAX_COMPARED
+from rag.answer.modes.extractive import about_one
 from rag.answer.modes.listing import CLOSE_MEANING, MEANING_BAND
 from rag.answer.prompts import chat_prompt
 from rag.answer.refusal import (
@@ -639,7 +646,8 @@ class Answerer:
         clock.mark("retrieve")
         yield AnswerEvent("retrieved", hits=hits)
         passages: list[ContextPassage] = self._context_step.invoke(
-            {"query": query, "hits": hits, "mode": request.mode}, config
+            {"query": query, "hits": hits, "mode": request.mode, "first": not request.history},
+            config,
         )
         named = tuple(self._subject_papers(question))
         inp = ModeInput(
@@ -1092,6 +1100,10 @@ class Answerer:
                 # A question that describes one paper in its own words ("one paper shrinks SAT
                 # instances before solving them: ...") is answered from that paper alone.
                 hits = [max(hits, key=lambda h: h.dense_similarity)]
+            # After earlier turns, retrieval's order carries the conversation (the paper under
+            # discussion comes first).
+            if len(hits) > 1 and step.get("first") and about_one(step["query"]):
+                hits = self._described_first(step["query"], hits)
         budget = self._settings.context_tokens
         per_paper = 2 if mode == "ask" else 3
         if self.is_extractive or mode != "ask":
@@ -1109,6 +1121,19 @@ class Answerer:
             max_sentences_per_paper=per_paper,
             unmatched=self.is_extractive and mode == "ask",
         )
+
+    def _described_first(self, query: str, hits: Sequence[PaperHit]) -> list[PaperHit]:
+        """The hits of a question about one paper, the paper it describes best first (see
+        `described_first`)."""
+        similarity = self.searcher.paper_similarities(query, [h.paper_id for h in hits])
+        weights = self.weights()
+        word_share = {
+            h.paper_id: coverage(
+                query, " ".join([h.title, *self.abstract_sentences(h.paper_id)]), weights
+            )
+            for h in hits
+        }
+        return described_first(hits, similarity, word_share)
 
     @staticmethod
     def _unrecorded(question: str, mode: str) -> str | None:

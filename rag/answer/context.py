@@ -9,7 +9,7 @@ Passage [n] is one paper, so a citation always maps to exactly one paper.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag.answer.safety import escape_passage_text, safe_title, strip_injection
@@ -160,6 +160,43 @@ def stands_out(similarities: Sequence[float]) -> bool:
     clearly closer than every other: the question describes that paper."""
     ranked = sorted(similarities, reverse=True)
     return len(ranked) >= 2 and ranked[0] - ranked[1] >= STANDOUT_MARGIN
+
+
+# A question about one paper that names none describes it in words and meaning together: a
+# paper's description score is the cosine similarity of its closest chunk to the question plus
+# DESCRIBED_WORDS times the IDF-weighted share of the question's topic words its title and
+# abstract hold (a paraphrase may match another paper's single sentence best; the paper it
+# describes holds more of its words across the abstract). The paper retrieval ranks first stays
+# first unless another scores at least DESCRIBED_MARGIN higher. On the factual and method
+# questions of the tune splits that ask about one unnamed paper (170), the asked paper comes
+# first in 162 of them, against 154 in retrieval's order (8 gained, none lost); without the
+# margin 163 (10 gained, 1 lost, and a near tie lost on a fresh question); 148 for the closest
+# chunk alone, 157 for the words alone. Over all tune splits, 9 answers moved to the asked paper
+# and none away (citation precision 0.882 -> 0.886). After earlier turns retrieval's order
+# stands: it carries the paper under discussion.
+DESCRIBED_WORDS = 0.5
+DESCRIBED_MARGIN = 0.03
+
+
+def described_first(
+    hits: Sequence[PaperHit], similarity: Mapping[str, float], word_share: Mapping[str, float]
+) -> list[PaperHit]:
+    """`hits` with the paper that best describes a question about one paper first, when it
+    clearly does (see DESCRIBED_MARGIN): `similarity` is each paper's closest chunk's cosine to
+    the question, `word_share` the share of the question's topic words its title and abstract
+    hold. The others keep retrieval order."""
+    if not hits:
+        return []
+
+    def described(hit: PaperHit) -> float:
+        return similarity.get(hit.paper_id, 0.0) + DESCRIBED_WORDS * word_share.get(
+            hit.paper_id, 0.0
+        )
+
+    best = max(hits, key=described)
+    if described(best) - described(hits[0]) < DESCRIBED_MARGIN:
+        return list(hits)
+    return [best, *(h for h in hits if h is not best)]
 
 
 def format_passages(passages: Sequence[ContextPassage]) -> str:

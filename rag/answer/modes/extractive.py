@@ -133,9 +133,10 @@ def quotes_for(
         ranked = [(s, n) for s, n in ranked if not is_link(s.text)] or ranked
     if question and weights is not None:
         if not about_several(question):
-            # A question about one paper is answered first from the paper retrieval ranks first
-            # (by all its text, dense and lexical): a question that describes a paper matches it
-            # across sentences, while another paper's background sentence may match best alone.
+            # A question about one paper is answered first from the first passage's paper (the
+            # one retrieval ranks first by all its text, or that a first question describes
+            # best: `described_first`): a question that describes a paper matches it across
+            # sentences, while another paper's background sentence may match best alone.
             first = next((i for i, (_, n) in enumerate(ranked) if n == passages[0].n), 0)
             ranked = [ranked[first], *ranked[:first], *ranked[first + 1 :]]
         # A paper the question names is named by its citation: each of its sentences covers the
