@@ -26,6 +26,7 @@ from rag.answer.refusal import (
     compared_names,
     counted_things,
     coverage,
+    defines_instance,
     given_count,
     instance_names,
     measured_things,
@@ -342,6 +343,37 @@ def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:
     # A degree after "how much" is still asked for, and "more" still counts.
     assert asked_phrases("How much faster is FooNet?") == []
     assert not _verdict("How much faster is FooNet?", "FooNet is a fast tiler.").answerable
+
+
+def test_a_position_relates_the_asked_thing_to_another_one() -> None:
+    # "Which second cutting pass", "what earlier tiler": placed after or before another
+    # thing, which the abstract need not say.
+    assert asked_phrases("Which second cutting pass does FooNet add?") == ["cutting pass"]
+    assert asked_phrases("What earlier tiler does FooNet refine?") == ["tiler"]
+    abstract = "FooNet refines QuartzTile, a greedy tiler, with a learned cutting pass."
+    verdict = _verdict("Which second cutting pass does FooNet add?", abstract)
+    assert verdict.answerable, verdict.reason
+    # Other words before the asked noun are still asked for.
+    assert asked_phrases("Which greedy cutting pass does FooNet add?") == ["greedy cutting pass"]
+
+
+def test_a_long_form_with_its_short_form_and_the_kind_names_an_instance() -> None:
+    question = "Which tiling algorithm is FooNet derived from, and which noise mechanism?"
+    algorithm = "While the Quartz Zipper (QZ) algorithm tiles grids, it fails on sparse ones."
+    mechanism = "FooNet feeds them into an adapted Quartz Mechanism (QM) for noise."
+    assert defines_instance(algorithm, "algorithm", question)
+    assert defines_instance(mechanism, "mechanism", question)
+    verdict = _verdict(question, f"{algorithm} {mechanism}")
+    assert verdict.answerable, verdict.reason
+    # Not the question's own name, nor the method the papers introduce, nor a plural (a class
+    # of things), nor another kind.
+    assert not defines_instance(algorithm, "algorithm", "Which algorithm does QZ refine?")
+    assert not defines_instance(algorithm, "algorithm", question, own=["QZ"])
+    plural = "We study Small Quartz Models (SQMs) for tiling."
+    assert not defines_instance(plural, "models", "Which models does FooNet distil?")
+    assert not defines_instance(algorithm, "mechanism", question)
+    refused = _verdict(question, "FooNet derives a tiling algorithm with a noise mechanism.")
+    assert not refused.answerable and "name the algorithm" in refused.reason
 
 
 @pytest.mark.parametrize(

@@ -439,8 +439,10 @@ def asked_phrases(
                 continue
             if amount and not words and _DEGREE.fullmatch(lower):
                 break  # "how much faster": a degree, asked for by the quantity gate
-            if not words and lower in _COMPARATIVES and lower not in _QUANTIFIERS:
-                continue  # "what weaker bound": it relates the thing to another one
+            if not words and (
+                (lower in _COMPARATIVES and lower not in _QUANTIFIERS) or lower in _POSITIONS
+            ):
+                continue  # "what weaker bound", "which second stage": it relates to another
             if lower == "and" and (words or headed):
                 found += [" ".join(words)] if words else []  # "which X and Y": Y is asked too
                 words, headed = [], False
@@ -622,6 +624,38 @@ def describes_one(sentence: str, modifiers: str, kind: str) -> bool:
     ):
         following = [w.lower() for w in match.groups()]
         if not any(w in FUNCTION_WORDS or w.rstrip("s") in own for w in following):
+            return True
+    return False
+
+
+# A capitalised long form with the short form it defines, and the word after it ("the Quartz
+# Zipper (QZ) algorithm", "an adapted Quartz Mechanism (QM)").
+_DEFINED_NAME = re.compile(
+    r"(?<![\w-])((?:[A-Z][\w-]*\s+){0,4}[A-Z][\w-]*)\s+\(([A-Za-z][\w-]*)\)(?:\s+([a-z]+))?"
+)
+
+
+def defines_instance(sentence: str, kind: str, asked: str, own: Collection[str] = ()) -> bool:
+    """Whether `sentence` names a thing of `kind` by a capitalised long form and the short form
+    it defines, the kind's word ending the long form or right after it ("the Quartz Zipper (QZ)
+    algorithm", "an adapted Quartz Mechanism (QM)" for a mechanism): not a name `asked` (the
+    question) writes, nor one of `own` (the methods the papers introduce), nor a plural, which
+    names a class of things ("Small Language Models (SLMs)")."""
+    words = {w.lower() for w in kind_words(kind)}
+    words |= {w.rstrip("s") for w in words}
+    for match in _DEFINED_NAME.finditer(sentence):
+        long_form, short_form, after = match.group(1), match.group(2), match.group(3) or ""
+        if any(
+            re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", asked, re.IGNORECASE)
+            for n in (short_form, long_form)
+        ):
+            continue
+        if short_form in own or long_form in own:
+            continue
+        ends = long_form.split()[-1].lower()
+        if ends.endswith("s") or short_form.endswith("s"):
+            continue  # a plural names a class of things ("Small Language Models (SLMs)")
+        if {ends, after.lower(), after.lower().rstrip("s")} & words:
             return True
     return False
 
@@ -1051,7 +1085,9 @@ def check_answerable(
         near = weights.terms(" ".join(sorted(kind_words(kind) | EXPERIMENT_WORDS)))
         terms = weights.terms(f"{sentence} {expand(sentence, short)}")
         asked = content_terms(part, weights) - subject - title_terms
-        if states_instance(sentence, kind):
+        if states_instance(sentence, kind) or defines_instance(
+            sentence, kind, " ".join([part, *subject_names]), introduced
+        ):
             return True
         # A short form the abstract defines by all the words of the asked kind's modifiers
         # names one ("which risk measure": "conditional value at risk (CVaR)").
@@ -1436,6 +1472,10 @@ _COMPARATIVES = (
     "less least cheaper cheapest easier easiest harder hardest newer newest older oldest"
 ).split()
 _QUANTIFIERS = frozenset("more most less least".split())
+# Words that place a thing after or before another one ("a second loss", "an earlier method").
+_POSITIONS = frozenset(
+    "second third fourth fifth sixth seventh eighth ninth tenth earlier later".split()
+)
 
 
 # A question whose subject is a pronoun, right after its question word and the asked noun
