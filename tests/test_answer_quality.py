@@ -2123,6 +2123,33 @@ def test_a_question_describing_one_paper_is_answered_from_that_paper(full_home, 
     assert [c.paper_id for c in answer.citations] == ["9qzpNSTUYp"]
 
 
+@pytest.mark.slow
+def test_a_short_form_of_lowercase_words_names_its_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # One abstract says "we devise a reinforcement learning-based preference optimization (RLPO)
+    # algorithm": RLPO names its paper, and a question naming it and another method compares
+    # the two.
+    answer = full.answer("How does ConceptAttention differ from RLPO?")
+    assert answer.mode == "compare" and not answer.refused, answer.refusal_reason
+    assert sorted(answer.cited_paper_ids) == sorted(["koGlzcbXt3", "Rc7y9HFC34"])
+    assert "| RLPO" in answer.answer
+
+
+def test_a_short_form_may_stand_for_hyphenated_words() -> None:
+    assert defined_abbreviations("We devise a tile-aware quartz zipping (TQZ) method.") == {
+        "TQZ": "tile-aware quartz zipping"
+    }
+    assert defined_abbreviations("It ranks them by Quartz-to-Zipper (Q2Z) scores.") == {
+        "Q2Z": "Quartz-to-Zipper"
+    }
+    # Not across "and": "tiles and many zippers (TMZ)" is no long form.
+    assert defined_abbreviations("We cut tiles and many zippers (TMZ) here.") == {}
+    assert method_name("We devise a tile-aware quartz zipping (TQZ) algorithm for grids.") == "TQZ"
+    assert method_name("We develop the Quartz Zipper Tiler (QZT), which cuts grids.") == "QZT"
+
+
 def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:
     assert stands_out([0.31, 0.62, 0.45])
     assert not stands_out([0.58, 0.62, 0.45])  # two papers about as close

@@ -31,13 +31,18 @@ def defined_abbreviations(text: str, *, any_case: bool = False) -> dict[str, str
         parts = [p for w in before for p in w.split("-") if p][-MAX_LONG_WORDS:]
         # The longest run of words (at most one per capital) that starts with the first capital
         # and holds all of them in order ("sparse autoencoders (SAEs)": s, a, e); else one word
-        # per letter, small letters included ("Chain-of-thought (CoT)").
+        # per letter, small letters included ("Chain-of-thought (CoT)"); else a hyphenated word
+        # counted as one (see `_hyphenated_long_form`).
         letters = sum(c.isalpha() for c in short)
         for most in dict.fromkeys((len(capitals), letters)):
             long = _long_form(capitals, parts, most)
             if long:
                 found.setdefault(short, long)
                 break
+        else:
+            long = _hyphenated_long_form(capitals, before[-MAX_LONG_WORDS:])
+            if long:
+                found.setdefault(short, long)
     return found
 
 
@@ -50,6 +55,22 @@ def _long_form(capitals: list[str], parts: list[str], most: int) -> str:
             capitals, " ".join(words).lower()
         ):
             return " ".join(words)
+    return ""
+
+
+def _hyphenated_long_form(capitals: list[str], words: list[str]) -> str:
+    """The shortest run of the last `words`, at most one per capital, with a hyphenated word,
+    that starts with the first of `capitals` and holds all of them in order ("" when none
+    does): "learning-based preference optimization (LPO)", "Prompt-to-Leaderboard (P2L)"."""
+    for n in range(1, min(len(capitals), len(words)) + 1):
+        run = words[-n:]
+        if (
+            run[0][0].lower() == capitals[0]
+            and any("-" in w for w in run)
+            and not any(w.lower() in ("and", "or") for w in run)
+            and letters_in_order(capitals, " ".join(run).lower())
+        ):
+            return " ".join(run)
     return ""
 
 

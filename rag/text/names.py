@@ -266,8 +266,8 @@ _METHOD_PATTERNS = (
     # "we propose Tilted SAM (TSAM)", "introduce a novel Quartz Feature Alignment (QFA)": a
     # capitalised name right after the verb, and the short form it goes by
     re.compile(
-        r"\b(?:present|propose|introduce)s?\s+(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple)\s+)?"
-        r"(?:[A-Z][\w-]*\s+){1,6}\((?P<name>[A-Za-z0-9][\w+-]*)\)"
+        r"\b(?:present|propose|introduce|develop|devise)s?\s+(?:(?:a|an|the)\s+)?"
+        r"(?:(?:novel|new|simple)\s+)?(?:[A-Z][\w-]*\s+){1,6}\((?P<name>[A-Za-z0-9][\w+-]*)\)"
     ),
 )
 # "we propose quartz tiling (QZT)", "we introduce a novel form, attention-level tiling (ALT)":
@@ -275,7 +275,8 @@ _METHOD_PATTERNS = (
 # exactly those words (checked in `method_name`: "we introduce a benchmark for large language
 # models (LLMs)" introduces no LLMs).
 _DEFINED_AFTER_VERB = re.compile(
-    r"\b(?:present|propose|introduce)s?\s+(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple)\s+)?"
+    r"\b(?:present|propose|introduce|develop|devise)s?\s+(?:(?:a|an|the)\s+)?"
+    r"(?:(?:novel|new|simple)\s+)?"
     r"(?:[\w-]+\s*[,:\u2013\u2014]\s*)?(?P<long>(?:[\w-]+\s+){0,5}[\w-]+)\s+"
     r"\((?P<name>[A-Za-z0-9][\w+-]*)\)",
     re.IGNORECASE,
@@ -293,6 +294,11 @@ _DESCRIBING = re.compile(r"[\w]+(?:-[a-z]+)+|[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
 _NOT_METHOD_NAMES = frozenset(
     {"a", "an", "the", "this", "that", "these", "our", "we", "it", "its", "in", "to", "two"}
 )
+
+
+def _words(text: str) -> str:
+    """`text` lowercased, its hyphens as spaces ("learning-based" is "learning based")."""
+    return " ".join(text.replace("-", " ").lower().split())
 
 
 def method_name(abstract: str) -> str:
@@ -314,7 +320,7 @@ def method_name(abstract: str) -> str:
         defined = defined if defined is not None else defined_abbreviations(abstract)
         name = match.group("name")
         long = defined.get(name.rstrip("s")) or defined.get(name, "")
-        if long and match.group("long").replace("-", " ").lower() == long.lower():
+        if long and _words(match.group("long")) == _words(long):
             best = (match.start(), name)
             break
     if best is None:
