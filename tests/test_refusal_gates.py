@@ -345,6 +345,17 @@ def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:
     assert not _verdict("How much faster is FooNet?", "FooNet is a fast tiler.").answerable
 
 
+def test_a_change_in_a_measure_may_be_put_in_another_word_for_it() -> None:
+    asked = "What mean gains does FooNet report on QuartzSet?"
+    verdict = _verdict(asked, "FooNet gives a 12.5% mean improvement on QuartzSet.")
+    assert verdict.answerable, verdict.reason
+    cut = _verdict("What latency reduction does FooNet give?", "FooNet cuts latency by 3.2x.")
+    assert cut.answerable, cut.reason
+    # A change the other way is not the one asked for, and a gain needs its number.
+    assert not _verdict(asked, "FooNet gives a 12.5% mean drop on QuartzSet.").answerable
+    assert not _verdict(asked, "FooNet gives a mean improvement on QuartzSet.").answerable
+
+
 def test_a_position_relates_the_asked_thing_to_another_one() -> None:
     # "Which second cutting pass", "what earlier tiler": placed after or before another
     # thing, which the abstract need not say.
