@@ -1100,8 +1100,8 @@ class Answerer:
                 # A question that describes one paper in its own words ("one paper shrinks SAT
                 # instances before solving them: ...") is answered from that paper alone.
                 hits = [max(hits, key=lambda h: h.dense_similarity)]
-            # After earlier turns, retrieval's order carries the conversation (the paper under
-            # discussion comes first).
+            # A first question about one paper is answered from the paper it describes best;
+            # after earlier turns, retrieval's order carries the paper under discussion.
             if len(hits) > 1 and step.get("first") and about_one(step["query"]):
                 hits = self._described_first(step["query"], hits)
         budget = self._settings.context_tokens

@@ -332,7 +332,7 @@ NEAR_MEASURE = 0.56
 # Words for one direction of change in a measure: a paper that reports "a 12% improvement"
 # states the gain asked for, and "a 3x cut" the reduction (word embeddings put "gain" and
 # "improvement" only 0.3 apart).
-CHANGE_WORDS = (
+_CHANGE_WORDS = (
     "improvement improve gain boost increase uplift enhancement",
     "reduction reduce decrease drop cut saving decline",
 )
@@ -1037,7 +1037,7 @@ def check_answerable(
     ) -> bool:
         """Whether `text` (whose terms are `found`) states the asked `phrase`; a word it puts
         differently (big/large, speed/fast) counts."""
-        for family in CHANGE_WORDS:  # "gains" are stated where "improvement" is
+        for family in _CHANGE_WORDS:  # "gains" are stated where "improvement" is
             change = weights.terms(family)
             if found & change:
                 found = found | change
