@@ -41,6 +41,7 @@ from rag.answer.refusal import (
 )
 from rag.records import PaperHit
 from rag.retrieve.hybrid import SearchFilters
+from rag.text.latex import without_math
 from rag.text.names import name_base, query_names
 from rag.text.terms import tokenize
 
@@ -343,6 +344,22 @@ def test_a_comparative_relates_the_asked_thing_to_another_one() -> None:
     # A degree after "how much" is still asked for, and "more" still counts.
     assert asked_phrases("How much faster is FooNet?") == []
     assert not _verdict("How much faster is FooNet?", "FooNet is a fast tiler.").answerable
+
+
+def test_the_letters_of_a_formula_name_nothing() -> None:
+    abstract = (
+        "FooNet tiles grids in theory. Its evaluated bound is $\\tilde{O}(\\epsilon dH^2K)$ "
+        "for $K$ rounds."
+    )
+    assert without_math(abstract).endswith("Its evaluated bound is   for   rounds.")
+    verdict = _verdict("Which environments is FooNet tested in?", abstract)
+    assert not verdict.answerable and "name the environments" in verdict.reason
+    # A name outside the formula still names one.
+    named = _verdict(
+        "Which environments is FooNet tested in?",
+        f"{abstract} We test it in QZGym environments.",
+    )
+    assert named.answerable, named.reason
 
 
 def test_a_change_in_a_measure_may_be_put_in_another_word_for_it() -> None:

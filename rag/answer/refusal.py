@@ -51,7 +51,7 @@ from rag.text.abbreviations import (
     qualified_spelled_out,
     spelled_out,
 )
-from rag.text.latex import as_typed
+from rag.text.latex import as_typed, without_math
 from rag.text.names import method_name, name_base, query_names
 from rag.text.questions import question_parts, without_venues
 from rag.text.sentences import split_sentences
@@ -858,7 +858,7 @@ def instance_names(
     return [
         n
         for n in dict.fromkeys(
-            name_base(n) for n in query_names(sentence) if not opening_capital(n)
+            name_base(n) for n in query_names(without_math(sentence)) if not opening_capital(n)
         )
         if n.lower().rstrip("s") not in asked
         and _compact(n) not in _compact(asked)

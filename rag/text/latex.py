@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 # fmt: off
 # Symbols: `\name` -> text. Relations get spaces around them (as TeX typesets them).
@@ -110,17 +111,38 @@ def latex_to_text(text: str) -> str:
         return text
     out: list[str] = []
     last = 0
+    for start, end, body in _math_spans(text):
+        out.append(text[last:start])
+        out.append(math_to_text(body))
+        last = end
+    out.append(text[last:])
+    return unicodedata.normalize("NFC", _text_part("".join(out)))
+
+
+def without_math(text: str) -> str:
+    """`text` with each math span replaced by a space: the letters of a formula ("$dH^2K$")
+    are symbols, not words or names."""
+    if "$" not in text and "\\" not in text:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end, _ in _math_spans(text):
+        out.append(text[last:start] + " ")
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _math_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each math span of `text`: its start, end and body (see _MATH)."""
+    last = 0
     while (match := _MATH.search(text, last)) is not None:
         body = next(g for g in match.groups() if g is not None)
         if match.group("inline") is not None and not _is_math(body, text[match.end() :]):
-            out.append(text[last : match.end() - 1])  # its closing `$` may open the next pair
-            last = match.end() - 1
+            last = match.end() - 1  # its closing `$` may open the next pair
             continue
-        out.append(text[last : match.start()])
-        out.append(math_to_text(body))
+        yield match.start(), match.end(), body
         last = match.end()
-    out.append(text[last:])
-    return unicodedata.normalize("NFC", _text_part("".join(out)))
 
 
 def _is_math(body: str, after: str) -> bool:
