@@ -26,6 +26,7 @@ from rag.text.terms import tokenize
 
 MAX_PASSAGES = 3
 RARE_SHARE = 0.002  # a name counts when at most this share of chunks contains it
+KEPT_QUERY_VECTORS = 8
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ class HybridSearcher:
         self.lexical = lexical
         self.embedder = embedder
         self.settings = settings
+        # A question's search and the answer's later similarity checks embed the same text:
+        # the last few query vectors are kept.
+        self._query_vectors: dict[str, np.ndarray] = {}
 
     def search(
         self, query: str, k: int | None = None, filters: SearchFilters | None = None
@@ -129,11 +133,23 @@ class HybridSearcher:
     def paper_similarities(self, query: str, paper_ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of the query to each paper: its best chunk, from stored vectors
         (every paper gets one, not only those among the nearest chunks)."""
-        query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        query_vector = self.query_vector(query)
         best: dict[str, float] = {pid: 0.0 for pid in paper_ids}
         for pid, vectors in self._chunk_vectors(paper_ids).items():
             best[pid] = max(best[pid], *(float(v @ query_vector) for v in vectors))
         return best
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The embedding of `query` (whitespace-normalised), kept for the next few calls."""
+        key = " ".join(query.split())
+        vector = self._query_vectors.get(key)
+        if vector is None:
+            vector = np.asarray(self.embedder.embed_query(key), dtype=np.float32)
+            vector.setflags(write=False)  # shared by the callers that ask for it
+            if len(self._query_vectors) >= KEPT_QUERY_VECTORS:
+                self._query_vectors.pop(next(iter(self._query_vectors)))
+            self._query_vectors[key] = vector
+        return vector
 
     def paper_vectors(self, paper_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Each paper's embedding: the normalised mean of its stored chunk vectors (papers with
@@ -173,7 +189,7 @@ class HybridSearcher:
     def _dense(
         self, query: str, allowed: set[str] | None, filters: SearchFilters | None
     ) -> list[tuple[str, float]]:
-        vector = self.embedder.embed_query(query)
+        vector = self.query_vector(query)
         n = min(self.settings.candidates, max(1, len(self.lexical.table)))
         where: dict[str, Any] | None = None
         if allowed is not None and filters is not None:

@@ -247,6 +247,10 @@ _NOUNS = (
     r"architecture|strategy|library|tool|toolkit|paradigm|metric|network|agent|procedure)s?"
 )
 _NAMING = r"(?:called|named|termed|dubbed|coined|known\s+as|referred\s+to\s+as)"
+# The verbs by which an abstract introduces its own method, with the space after them (a short
+# form defined right after "develop" or "devise" names it too; "design" also introduces attacks
+# and standard techniques).
+_INTRODUCES = r"\b(?:present|propose|introduce|develop|devise)s?\s+"
 _METHOD_PATTERNS = (
     # "we present X,", "we propose a novel framework, **X**,", "introduces X, a method"
     re.compile(
@@ -266,8 +270,8 @@ _METHOD_PATTERNS = (
     # "we propose Tilted SAM (TSAM)", "introduce a novel Quartz Feature Alignment (QFA)": a
     # capitalised name right after the verb, and the short form it goes by
     re.compile(
-        r"\b(?:present|propose|introduce|develop|devise)s?\s+(?:(?:a|an|the)\s+)?"
-        r"(?:(?:novel|new|simple)\s+)?(?:[A-Z][\w-]*\s+){1,6}\((?P<name>[A-Za-z0-9][\w+-]*)\)"
+        rf"{_INTRODUCES}(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple)\s+)?"
+        r"(?:[A-Z][\w-]*\s+){1,6}\((?P<name>[A-Za-z0-9][\w+-]*)\)"
     ),
 )
 # "we propose quartz tiling (QZT)", "we introduce a novel form, attention-level tiling (ALT)":
@@ -275,8 +279,7 @@ _METHOD_PATTERNS = (
 # exactly those words (checked in `method_name`: "we introduce a benchmark for large language
 # models (LLMs)" introduces no LLMs).
 _DEFINED_AFTER_VERB = re.compile(
-    r"\b(?:present|propose|introduce|develop|devise)s?\s+(?:(?:a|an|the)\s+)?"
-    r"(?:(?:novel|new|simple)\s+)?"
+    rf"{_INTRODUCES}(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple)\s+)?"
     r"(?:[\w-]+\s*[,:\u2013\u2014]\s*)?(?P<long>(?:[\w-]+\s+){0,5}[\w-]+)\s+"
     r"\((?P<name>[A-Za-z0-9][\w+-]*)\)",
     re.IGNORECASE,
