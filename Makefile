@@ -6,14 +6,22 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
+LLAMA_CPP_VERSION := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_BMI2=ON
 
 .PHONY: install run test lint bench bench-ui clean screenshot
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
+	# llama.cpp built for AVX2, not for this machine's every feature: a virtual machine may
+	# advertise AMX and then trap its instructions. Never from pip's cache, which may hold a
+	# build made with other flags (the cache does not key on them).
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet --no-cache-dir \
+		"llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	$(BIN)/pip install --quiet -e ".[test]"
 	touch $(STAMP)
 

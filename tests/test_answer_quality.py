@@ -1062,6 +1062,25 @@ def test_a_broad_summary_names_a_bounded_number_of_further_papers(full_home, onn
 
 
 @pytest.mark.slow
+def test_capitalised_words_an_abstract_writes_name_its_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+    # One abstract defines "Cumulative Prediction Preservation"; no title holds it, and beside
+    # another paper's name none of its words alone picks out its paper.
+    answer = full.answer(
+        "What does Cumulative Prediction Preservation assess, and what do discrete-time "
+        "LIF-SNNs realize?"
+    )
+    assert not answer.refused, answer.refusal_reason
+    assert {c.paper_id for c in answer.citations} == {"qOgKMqv9T7", "aqZKgwf7Cc"}
+    # A field's term that one abstract happens to capitalise names no paper.
+    assert full._named_in("How do Message Passing Neural Networks differ from LIF-SNNs?") == {
+        "LIF-SNNs": ["aqZKgwf7Cc"]
+    }
+
+
+@pytest.mark.slow
 def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     from rag.settings import Settings
 

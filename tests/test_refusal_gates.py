@@ -43,6 +43,7 @@ from rag.records import PaperHit
 from rag.retrieve.hybrid import SearchFilters
 from rag.text.latex import without_math
 from rag.text.names import name_base, query_names
+from rag.text.questions import asking_parts
 from rag.text.terms import tokenize
 
 
@@ -1364,3 +1365,37 @@ def test_which_thing_is_answered_by_a_name_where_the_rest_of_the_question_is_sta
     assert not _verdict(question, unnamed).answerable
     elsewhere = "FooNet shrinks every instance, unlike QuartzSAT. Then it runs on shrunk instances."
     assert not _verdict(question, elsewhere).answerable
+
+
+def test_an_adjective_made_from_a_name_is_no_missing_name() -> None:
+    # "Euclidean" describes; the papers need not write it for the question to be answerable.
+    retrieved = "QuartzMech adds Laplace noise sized by the l2 sensitivity of each count."
+    question = "Which noise does QuartzMech add for a Euclidean bound?"
+    assert unmentioned_name(question, retrieved) is None
+    assert unmentioned_name("Which noise does BarMech add?", retrieved) == "BarMech"
+
+
+def test_a_verb_of_an_event_after_the_noun_ends_the_asked_phrase() -> None:
+    question = "Which pooling goes first in FooNet's tile sorting?"
+    assert asked_phrases(question) == ["pooling"]
+    abstract = "FooNet sorts tiles after a max pooling of their cells."
+    assert _verdict(question, abstract).answerable
+
+
+def test_parts_and_ingredients_name_the_kind_of_answer() -> None:
+    for kind in ("module", "ingredient", "structure"):
+        assert asked_phrases(f"Which {kind} does FooNet add to the tiler?") == []
+    assert asked_phrases("What search structure does FooNet rely on?") == ["search"]
+    abstract = "FooNet relies on a beam search and condenses tiles with QZFormer."
+    assert _verdict("What search structure does FooNet rely on?", abstract).answerable
+    # A topic may study structures as such.
+    assert "structur" in topic_terms("papers on protein structure design", _weights())
+
+
+def test_a_sentence_that_states_beside_a_question_asks_nothing() -> None:
+    question = "Both shrink what phones upload. Which tiles does FooNet skip, and why?"
+    assert asking_parts(question) == ["Which tiles does FooNet skip", "why"]
+    # Without a question mark, a sentence that ends in a period is the request.
+    assert asking_parts("Tell me what FooNet skips.") == ["Tell me what FooNet skips."]
+    abstract = "FooNet skips empty tiles, so that handsets transmit less."
+    assert _verdict(question, abstract).answerable

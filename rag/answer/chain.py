@@ -249,7 +249,7 @@ class Answerer:
         self._llm = llm
         self._llm_ready = llm is not None or self.spec.kind == EXTRACTIVE
         self.count_tokens = TokenCounter(resolve_model_dir(settings.embedding_model))
-        self._writers_of: dict[str, tuple[str, ...]] = {}
+        self._writers_of: dict[tuple[str, bool], tuple[str, ...]] = {}
         self._titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._short_titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._word_vectors: dict[str, np.ndarray] = {}
@@ -891,6 +891,12 @@ class Answerer:
             phrase = " ".join(words).lower()
             if len(words) >= MIN_TITLE_PHRASE_WORDS and phrase not in named:
                 papers = list(dict.fromkeys(p for p, t in self._long_titles() if phrase in t))
+                # Or a few abstracts write it, and write it as written ("we propose Sparse Quartz
+                # Tiling"); a field's term is written by many ("message passing neural networks"),
+                # whichever case one of them uses.
+                written = " ".join(words)
+                if not papers and len(self._writers(written, any_case=True)) <= MAX_PAPERS_PER_NAME:
+                    papers = list(self._writers(written))
                 if 0 < len(papers) <= MAX_PAPERS_PER_NAME:
                     named.setdefault(" ".join(words), papers)
         written_once: dict[str, list[str]] = {}
@@ -1003,23 +1009,27 @@ class Answerer:
         text = " ".join([str(title), *self.abstract_sentences(paper_id)])
         return len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)) >= 2
 
-    def _writers(self, name: str) -> tuple[str, ...]:
-        """The papers that write `name` (as a word, case as given), in collection order."""
-        if name not in self._writers_of:
+    def _writers(self, name: str, any_case: bool = False) -> tuple[str, ...]:
+        """The papers that write `name` (as a word, case as given unless `any_case`), in
+        collection order."""
+        key = (name.lower() if any_case else name, any_case)
+        if key not in self._writers_of:
             lexical = self.searcher.lexical
             table = lexical.table
             # Only papers whose index has every term of the name can write it: the lexical
             # index narrows the scan (a question's names are looked up on every answer).
             terms = tokenize([name])[0]
             within = set.intersection(*(lexical.papers_with(t) for t in terms)) if terms else None
-            pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+            pattern = re.compile(
+                rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE if any_case else 0
+            )
             found = [
                 p
                 for p, t in zip(table.paper_ids, table.texts, strict=True)
                 if (within is None or p in within) and pattern.search(t)
             ]
-            self._writers_of[name] = tuple(dict.fromkeys(found))
-        return self._writers_of[name]
+            self._writers_of[key] = tuple(dict.fromkeys(found))
+        return self._writers_of[key]
 
     def _picked(self, question: str, request: AnswerRequest) -> list[str]:
         """The papers of the previous answer a comparison or summary picks: by position ("the
@@ -1098,8 +1108,12 @@ class Answerer:
                     hits = own
             elif stands_out([h.dense_similarity for h in hits]):
                 # A question that describes one paper in its own words ("one paper shrinks SAT
-                # instances before solving them: ...") is answered from that paper alone.
-                hits = [max(hits, key=lambda h: h.dense_similarity)]
+                # instances before solving them: ...") is answered from that paper alone; after
+                # earlier turns, only when retrieval, which puts the paper under discussion
+                # first, ranks it first too.
+                closest = max(hits, key=lambda h: h.dense_similarity)
+                if step.get("first") or closest is hits[0]:
+                    hits = [closest]
             # A first question about one paper is answered from the paper it describes best;
             # after earlier turns, retrieval's order carries the paper under discussion.
             if len(hits) > 1 and step.get("first") and about_one(step["query"]):

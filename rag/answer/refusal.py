@@ -53,7 +53,7 @@ from rag.text.abbreviations import (
 )
 from rag.text.latex import as_typed, without_math
 from rag.text.names import method_name, name_base, query_names
-from rag.text.questions import question_parts, without_venues
+from rag.text.questions import asking_parts, without_venues
 from rag.text.sentences import split_sentences
 from rag.text.terms import FUNCTION_WORDS
 
@@ -94,12 +94,14 @@ ANSWER_KINDS = frozenset(
     drawback drawbacks flaw flaws failing failings regime regimes phase phases objective
     objectives granularity granularities level levels collection collections basis style
     styles body bodies failure failures cause causes object objects concept concepts notion
-    notions formulation formulations signal signals cue cues knob knobs lever levers""".split()
+    notions formulation formulations signal signals cue cues knob knobs lever levers module
+    modules ingredient ingredients structure structures""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation", "concept erasure"): in a topic they are content words.
 STUDIED_KINDS = frozenset(
-    "architecture architectures shape shapes object objects concept concepts signal signals".split()
+    """architecture architectures shape shapes object objects concept concepts signal signals
+    structure structures""".split()
 )
 # Adjectives that say how the asked-for things relate to each other or to the paper ("what
 # different losses", "which respective speedups", "what novel module"), not what they are: the
@@ -464,8 +466,8 @@ def asked_phrases(
                 break
             if words and k + 1 < len(following) and following[k + 1].lower() in _CLAUSE_OPENERS:
                 break  # "what module extends the ...": a word before "the" is a verb
-            if words and _PAST.fullmatch(lower):
-                break  # "which schedule proved best": after the noun, "-ed" opens a verb phrase
+            if words and (_PAST.fullmatch(lower) or lower in _EVENT_VERBS):
+                break  # "which schedule proved best", "which step goes first": a verb phrase
             if lower in ANSWER_KINDS:  # the head noun naming the kind of answer ends the phrase
                 # Adjectives alone only narrow the kind ("which probabilistic models", "what
                 # rule-based methods"): the question asks for an instance of the kind.
@@ -950,6 +952,8 @@ def unmentioned_name(question: str, retrieved: str) -> str | None:
     mentions, if any."""
     typed = ""  # the text as names are typed ("$\\mu$FooNet" -> "muFooNet"), made when needed
     for name in dict.fromkeys(name_base(n) for n in query_names(question)):
+        if _NAME_ADJECTIVE.fullmatch(name):
+            continue  # "Euclidean distance" describes; whether it is stated is asked below
         # A short form may be spelled out ("GNNs": "graph neural networks", "RL": "reinforcement
         # learning"). Two letters spell some pair of adjacent words in many texts, but the
         # two-letter names questions use are field terms (RL, KV, DP), not made-up names.
@@ -1262,7 +1266,7 @@ def check_answerable(
     # Every part of the question must be answerable: a detail asked for and not stated is
     # refused even next to one that is (answering only the other parts was measured on
     # bench/qa/tune*.jsonl: fewer not-stated questions refused, no fewer false refusals).
-    for part in question_parts(current) or [current]:
+    for part in asking_parts(current) or [current]:
         missing = unstated(part)
         if missing is not None:
             return Answerability(False, missing[1], missing[0])

@@ -62,3 +62,15 @@ _PART_BREAK = re.compile(
 def question_parts(question: str) -> list[str]:
     """The clauses a question asks ("What is X, and how much does it save?" -> two)."""
     return [p.strip() for p in _PART_BREAK.split(question) if p and p.strip()]
+
+
+# A sentence that ends in a period, up to the next sentence's capital.
+_STATEMENT = re.compile(r"[^.?!]*(?:\.(?!\s+[A-Z])[^.?!]*)*\.(?=\s+[A-Z])")
+
+
+def asking_parts(question: str) -> list[str]:
+    """The parts of `question` that ask: beside a sentence that ends in "?", one that ends in a
+    period states ("Both shrink what phones upload. Which ...?": its "what" asks nothing)."""
+    if "?" in question:
+        question = _STATEMENT.sub(" ", question)
+    return question_parts(question)
