@@ -888,17 +888,17 @@ class Answerer:
             # Three or more capitalised words a title holds ("the Randomized Subspace
             # Optimization method"): a reader names a paper by its title's distinctive phrase.
             words = [w for w in run.split() if w not in _QUESTION_OPENERS]
-            phrase = " ".join(words).lower()
+            written = " ".join(words)
+            phrase = written.lower()
             if len(words) >= MIN_TITLE_PHRASE_WORDS and phrase not in named:
                 papers = list(dict.fromkeys(p for p, t in self._long_titles() if phrase in t))
                 # Or a few abstracts write it, and write it as written ("we propose Sparse Quartz
                 # Tiling"); a field's term is written by many ("message passing neural networks"),
                 # whichever case one of them uses.
-                written = " ".join(words)
                 if not papers and len(self._writers(written, any_case=True)) <= MAX_PAPERS_PER_NAME:
                     papers = list(self._writers(written))
                 if 0 < len(papers) <= MAX_PAPERS_PER_NAME:
-                    named.setdefault(" ".join(words), papers)
+                    named.setdefault(written, papers)
         written_once: dict[str, list[str]] = {}
         for name in query_names(rest):
             own, writer = self._papers_of(name)

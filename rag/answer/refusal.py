@@ -953,7 +953,7 @@ def unmentioned_name(question: str, retrieved: str) -> str | None:
     typed = ""  # the text as names are typed ("$\\mu$FooNet" -> "muFooNet"), made when needed
     for name in dict.fromkeys(name_base(n) for n in query_names(question)):
         if _NAME_ADJECTIVE.fullmatch(name):
-            continue  # "Euclidean distance" describes; whether it is stated is asked below
+            continue  # "a Euclidean bound" describes; it names nothing the papers must write
         # A short form may be spelled out ("GNNs": "graph neural networks", "RL": "reinforcement
         # learning"). Two letters spell some pair of adjacent words in many texts, but the
         # two-letter names questions use are field terms (RL, KV, DP), not made-up names.
