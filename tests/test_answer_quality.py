@@ -84,6 +84,13 @@ def answerer(bundled_home, onnx_cache) -> Answerer:  # type: ignore[no-untyped-d
     return Answerer(Settings(home=bundled_home, cache_dir=onnx_cache), llm_spec="extractive")
 
 
+@pytest.fixture(scope="module")
+def full_answerer(full_home, onnx_cache) -> Answerer:  # type: ignore[no-untyped-def]
+    from rag.settings import Settings
+
+    return Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+
+
 def scripted(answerer: Answerer, reply: str) -> Answerer:
     return Answerer(
         answerer.settings, searcher=answerer.searcher, llm=FakeListChatModel(responses=[reply] * 4)
@@ -1062,10 +1069,8 @@ def test_a_broad_summary_names_a_bounded_number_of_further_papers(full_home, onn
 
 
 @pytest.mark.slow
-def test_capitalised_words_an_abstract_writes_name_its_paper(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
-    from rag.settings import Settings
-
-    full = Answerer(Settings(home=full_home, cache_dir=onnx_cache), llm_spec="extractive")
+def test_capitalised_words_an_abstract_writes_name_its_paper(full_answerer: Answerer) -> None:
+    full = full_answerer
     # One abstract defines "Cumulative Prediction Preservation"; no title holds it, and beside
     # another paper's name none of its words alone picks out its paper.
     answer = full.answer(
