@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from rag.errors import PaperTalkError
+from rag.text.sentences import split_sentences
 
 MAX_QUESTION_CHARS = 2000
 
@@ -64,13 +65,10 @@ def question_parts(question: str) -> list[str]:
     return [p.strip() for p in _PART_BREAK.split(question) if p and p.strip()]
 
 
-# A sentence that ends in a period, up to the next sentence's capital.
-_STATEMENT = re.compile(r"[^.?!]*(?:\.(?!\s+[A-Z])[^.?!]*)*\.(?=\s+[A-Z])")
-
-
 def asking_parts(question: str) -> list[str]:
     """The parts of `question` that ask: beside a sentence that ends in "?", one that ends in a
     period states ("Both shrink what phones upload. Which ...?": its "what" asks nothing)."""
     if "?" in question:
-        question = _STATEMENT.sub(" ", question)
+        sentences = (question[x.start : x.end] for x in split_sentences(question))
+        question = " ".join(s for s in sentences if not s.rstrip().endswith("."))
     return question_parts(question)
