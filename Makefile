@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 
 .PHONY: install run test lint bench bench-ui clean screenshot
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml Makefile constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
@@ -21,8 +21,9 @@ $(STAMP): pyproject.toml Makefile
 	# advertise AMX and then trap its instructions. Never from pip's cache, which may hold a
 	# build made with other flags (the cache does not key on them).
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet --no-cache-dir \
-		"llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
-	$(BIN)/pip install --quiet -e ".[test]"
+		-c constraints.txt "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
+	# Every other package at the version the README's figures were measured with.
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[test]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1399,3 +1399,66 @@ def test_a_sentence_that_states_beside_a_question_asks_nothing() -> None:
     assert asking_parts("Tell me what FooNet skips.") == ["Tell me what FooNet skips."]
     abstract = "FooNet skips empty tiles, so that handsets transmit less."
     assert _verdict(question, abstract).answerable
+
+
+def test_code_that_modifies_another_word_asks_for_no_code() -> None:
+    # "code-writing" says what the models do; the question asks for a benchmark.
+    question = "FooNet tunes code-writing models. Which benchmark is released with FooNet?"
+    abstract = "We present FooNet and release QuartzBench, a benchmark of tiling tasks."
+    assert _verdict(question, abstract).answerable
+    # Asking for the code itself still needs a link.
+    refused = _verdict("Is the code of FooNet released?", abstract)
+    assert not refused.answerable and "no link to code" in refused.reason
+
+
+def test_a_branch_of_a_field_names_the_kind_of_answer() -> None:
+    assert asked_phrases("Which branch of algebra describes FooNet's tilings?", ["FooNet"]) == []
+    abstract = "FooNet describes its tilings with group theory."
+    assert _verdict("Which branch of algebra describes FooNet's tilings?", abstract).answerable
+
+
+def test_mechanisms_and_equations_of_a_named_paper_are_named_by_it() -> None:
+    question = "Which privacy mechanisms does FooNet cover?"
+    assert named_kinds(question, named_paper=True) == [("privacy", "mechanisms")]
+    # The abstract names them without the question's modifier ("privacy").
+    assert _verdict(question, "FooNet covers the Quartz and Zircon mechanisms.").answerable
+    refused = _verdict(question, "FooNet covers perturbations of counts.")
+    assert not refused.answerable and refused.reason.endswith("not name the mechanisms")
+    # A count alone does not narrow the kind: the mechanisms may be described.
+    assert named_kinds("Which two mechanisms does FooNet describe?", named_paper=True) == []
+    equations = "What limiting equations does FooNet derive?"
+    assert _verdict(equations, "FooNet derives a limiting SDE and ODE for the risk.").answerable
+    assert not _verdict(equations, "FooNet derives bounds on the risk.").answerable
+
+
+def test_a_followup_asks_in_its_own_words_even_where_the_title_uses_them() -> None:
+    # The paper was named by its title in an earlier turn; "effects" and "count" are the
+    # follow-up's own words, and the abstract states how many effects it counts.
+    title = "Quartz curves of FooSGD: counting its effects"
+    abstract = "We analyse FooSGD in high dimensions. We count four effects of FooSGD."
+    hit = PaperHit("p1", title, [], "", "", 1.0)
+    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
+    asked = "How many effects do they count?"
+    verdict = check_answerable(
+        f"{title}: {asked}",
+        [passage],
+        _weights(),
+        min_coverage=0.0,
+        subject_names=[title],
+        abstracts={"p1": abstract},
+        subject_papers=["p1"],
+        asked=asked,
+        followup=True,
+    )
+    assert verdict.answerable, verdict
+
+
+def test_hardware_is_named_next_to_its_word() -> None:
+    question = "Which GPU model did FooNet train on?"
+    elsewhere = (
+        "We train FooNet on a single GPU machine and then test how well it tiles maps of "
+        "Quartzland, Zirconia and Europe."
+    )
+    refused = _verdict(question, elsewhere)
+    assert not refused.answerable and refused.reason.endswith("not name the GPU")
+    assert _verdict(question, "We train FooNet on eight QZ-9 GPUs in two days.").answerable

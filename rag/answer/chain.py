@@ -1001,6 +1001,10 @@ class Answerer:
         named = self.named_papers(name)
         if 0 < len(named) <= MAX_PAPERS_PER_NAME:
             return named, []
+        # A word in title case that many abstracts write in lowercase is an ordinary word
+        # ("Effectiveness", which one abstract capitalises in a rating's name): no paper's term.
+        if name.istitle() and len(self._writers(name, any_case=True)) > MAX_MENTIONS_OF_A_NAME:
+            return [], []
         return [], list(writers) if len(writers) == 1 else []
 
     def _written_again(self, name: str, paper_id: str) -> bool:

@@ -95,7 +95,7 @@ ANSWER_KINDS = frozenset(
     objectives granularity granularities level levels collection collections basis style
     styles body bodies failure failures cause causes object objects concept concepts notion
     notions formulation formulations signal signals cue cues knob knobs lever levers module
-    modules ingredient ingredients structure structures""".split()
+    modules ingredient ingredients structure structures branch branches""".split()
 )
 # Kinds of answer that a topic studies as such ("papers that design network architectures",
 # "3D shape generation", "concept erasure"): in a topic they are content words.
@@ -189,11 +189,12 @@ _MODEL_REFUSAL = re.compile(
 # Questions about code availability are answered by a link in the abstract.
 _CODE_QUESTION = re.compile(r"\b(code|implementation|repository|repo|open[- ]source)\b", re.I)
 # Asking where a paper's code is, not about its implementation ("Is the code of X available?",
-# "Where can I find X's repository?").
+# "Where can I find X's repository?"); "code" that modifies another word ("code-writing LLMs")
+# names no code.
 _CODE_REQUEST = re.compile(
     r"\b(?:where|link|url|available|releas\w*|open[- ]sourced?|find|get|download|public)\b"
-    r"[^?]*\b(?:code|repository|repo|github)\b"
-    r"|\b(?:code|repository|repo)\b[^?]*\b(?:available|released|public|open[- ]sourced?|link|"
+    r"[^?]*\b(?:code|repository|repo|github)\b(?!-)"
+    r"|\b(?:code|repository|repo)\b(?!-)[^?]*\b(?:available|released|public|open[- ]sourced?|link|"
     r"url|found)\b"
     r"|\bis\s+there\s+(?:any\s+|a\s+)?(?:code|repo|repository|github)\b",
     re.IGNORECASE,
@@ -580,10 +581,11 @@ _KIND_DOING = re.compile(
     re.IGNORECASE,
 )
 # With a named paper, a generic kind asked for by name ("which pairwise model of responses is
-# assumed in X", "what dependence measure does X use"): the paper names the one it uses.
+# assumed in X", "what dependence measure does X use", "which privacy mechanisms does X cover",
+# "what limiting equations does X derive"): the paper names the one it uses.
 _GENERIC_KIND = re.compile(
     r"\b(?:which|what)\s+((?:[\w-]+\s+){1,4}?)(models?|algorithms?|measures?|metrics?|"
-    r"architectures?)"
+    r"architectures?|mechanisms?|equations?)"
     r"(?=" + _KIND_TAIL + r"\s*(?:[,?]|$|\s(?:is|are|was|were|does|do|did|serves?)\b))",
     re.IGNORECASE,
 )
@@ -692,7 +694,13 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
     matches = list(_KIND_ASKED.finditer(question))
     if named_paper:
         matches += list(_KIND_DOING.finditer(question))
-        matches += list(_GENERIC_KIND.finditer(question))
+        # A count alone does not narrow a generic kind ("which two mechanisms" may be described,
+        # not named).
+        matches += [
+            m
+            for m in _GENERIC_KIND.finditer(question)
+            if not all(w.isdigit() or w in _NUMBER_WORDS for w in m.group(1).lower().split())
+        ]
         matches += list(_COMPARED_KIND.finditer(question))
     for match in matches:
         # Modifiers may be coordinated ("which vision and audio datasets").
@@ -777,8 +785,12 @@ def names_an_instance(
     names = [n for n in names if n.lower().rstrip("s") not in kind_words(kind)]
     if kind.lower() in DATA_KINDS:
         names = [n for n in names if n not in compared_names(sentence)]
-    if not names:
-        return False
+    return bool(names) and named_near(sentence, names, kind, weights)
+
+
+def named_near(sentence: str, names: Sequence[str], kind: str, weights: TermWeights) -> bool:
+    """Whether one of `names` stands where it names a thing of `kind` in `sentence` (see
+    INSTANCE_BEFORE and INSTANCE_AFTER)."""
     kind_terms = weights.terms(" ".join(kind_words(kind)))
     spans = [(m.start(), m.end(), m.group()) for m in re.finditer(r"[^\s,;]+", sentence)]
     kinds = [i for i, (_, _, w) in enumerate(spans) if weights.terms(w) & kind_terms]
@@ -1016,10 +1028,15 @@ def check_answerable(
     # Code asked of a named paper is found in that paper's abstract, or nowhere.
     if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(subject_text or retrieved):
         return Answerability(True, 1.0, "code link found")
-    if subject_text and _CODE_REQUEST.search(current):
+    # Only a sentence that asks can ask for code ("Both write code. Which benchmark is released
+    # with X?" asks for a benchmark).
+    if subject_text and _CODE_REQUEST.search(" ".join(asking_parts(current))):
         name = subject_names[0] if len(subject_names) == 1 else "these papers"
         return Answerability(False, 0.0, f"the abstract of {name} gives no link to code")
-    subject = subject_terms(subject_names, weights)
+    # The words of a name the question writes are no evidence; a follow-up ("how many effects do
+    # they quantify") asks in its own words, even where the title of the paper an earlier turn
+    # named uses them too.
+    subject = subject_terms([n for n in subject_names if _mentions(n, current)], weights)
     retrieved_terms = weights.terms(retrieved)
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
     where = (
@@ -1115,6 +1132,10 @@ def check_answerable(
             for short_form, long in short.items()
         ):
             return True
+        if set(kind.lower().split()) & HARDWARE_KINDS:
+            # Hardware is named next to its word ("an A100 GPU"); another name in the sentence
+            # names something else ("trained on a single GPU ... data from Europe").
+            return named_near(sentence, new, kind, weights)
         return bool(new) and bool(terms & (near | asked | narrowing))
 
     def counted_in_context(part: str, thing: str) -> bool:
