@@ -1403,11 +1403,11 @@ def test_a_sentence_that_states_beside_a_question_asks_nothing() -> None:
 
 def test_code_that_modifies_another_word_asks_for_no_code() -> None:
     # "code-writing" says what the models do; the question asks for a benchmark.
-    question = "FooNet tunes code-writing models. Which benchmark is released with FooNet?"
-    abstract = "We present FooNet and release QuartzBench, a benchmark of tiling tasks."
+    question = "FooNet tunes code-writing models. Which dataset ships alongside FooNet?"
+    abstract = "We present FooNet and publish QuartzSet, a dataset of tiling tasks."
     assert _verdict(question, abstract).answerable
     # Asking for the code itself still needs a link.
-    refused = _verdict("Is the code of FooNet released?", abstract)
+    refused = _verdict("Is the code of FooNet public?", abstract)
     assert not refused.answerable and "no link to code" in refused.reason
 
 
@@ -1425,20 +1425,20 @@ def test_mechanisms_and_equations_of_a_named_paper_are_named_by_it() -> None:
     refused = _verdict(question, "FooNet covers perturbations of counts.")
     assert not refused.answerable and refused.reason.endswith("not name the mechanisms")
     # A count alone does not narrow the kind: the mechanisms may be described.
-    assert named_kinds("Which two mechanisms does FooNet describe?", named_paper=True) == []
-    equations = "What limiting equations does FooNet derive?"
-    assert _verdict(equations, "FooNet derives a limiting SDE and ODE for the risk.").answerable
-    assert not _verdict(equations, "FooNet derives bounds on the risk.").answerable
+    assert named_kinds("What three mechanisms does FooNet rely on?", named_paper=True) == []
+    equations = "Which scaling equations does FooNet obtain?"
+    assert _verdict(equations, "FooNet obtains a scaling SDE and ODE for the loss.").answerable
+    assert not _verdict(equations, "FooNet obtains bounds on the loss.").answerable
 
 
 def test_a_followup_asks_in_its_own_words_even_where_the_title_uses_them() -> None:
-    # The paper was named by its title in an earlier turn; "effects" and "count" are the
-    # follow-up's own words, and the abstract states how many effects it counts.
-    title = "Quartz curves of FooSGD: counting its effects"
-    abstract = "We analyse FooSGD in high dimensions. We count four effects of FooSGD."
+    # The paper was named by its title in an earlier turn; "errors" and "list" are the
+    # follow-up's own words, and the abstract states how many errors it lists.
+    title = "Quartz curves of FooSGD: listing its errors"
+    abstract = "We study FooSGD at scale. We list four errors of FooSGD."
     hit = PaperHit("p1", title, [], "", "", 1.0)
     passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
-    asked = "How many effects do they count?"
+    asked = "How many errors do they list?"
     verdict = check_answerable(
         f"{title}: {asked}",
         [passage],
@@ -1454,10 +1454,10 @@ def test_a_followup_asks_in_its_own_words_even_where_the_title_uses_them() -> No
 
 
 def test_hardware_is_named_next_to_its_word() -> None:
-    question = "Which GPU model did FooNet train on?"
+    question = "On what GPU was FooNet trained?"
     elsewhere = (
-        "We train FooNet on a single GPU machine and then test how well it tiles maps of "
-        "Quartzland, Zirconia and Europe."
+        "We train FooNet on a single GPU machine and then measure whether it tiles the maps "
+        "of Quartzland, Zirconia and Europe."
     )
     refused = _verdict(question, elsewhere)
     assert not refused.answerable and refused.reason.endswith("not name the GPU")

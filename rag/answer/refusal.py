@@ -189,7 +189,7 @@ _MODEL_REFUSAL = re.compile(
 # Questions about code availability are answered by a link in the abstract.
 _CODE_QUESTION = re.compile(r"\b(code|implementation|repository|repo|open[- ]source)\b", re.I)
 # Asking where a paper's code is, not about its implementation ("Is the code of X available?",
-# "Where can I find X's repository?"); "code" that modifies another word ("code-writing LLMs")
+# "Where can I find X's repository?"); "code" that modifies another word ("code-repair agents")
 # names no code.
 _CODE_REQUEST = re.compile(
     r"\b(?:where|link|url|available|releas\w*|open[- ]sourced?|find|get|download|public)\b"
@@ -582,7 +582,7 @@ _KIND_DOING = re.compile(
 )
 # With a named paper, a generic kind asked for by name ("which pairwise model of responses is
 # assumed in X", "what dependence measure does X use", "which privacy mechanisms does X cover",
-# "what limiting equations does X derive"): the paper names the one it uses.
+# "which scaling equations does X obtain"): the paper names the one it uses.
 _GENERIC_KIND = re.compile(
     r"\b(?:which|what)\s+((?:[\w-]+\s+){1,4}?)(models?|algorithms?|measures?|metrics?|"
     r"architectures?|mechanisms?|equations?)"
@@ -694,7 +694,7 @@ def named_kinds(question: str, named_paper: bool = False) -> list[tuple[str, str
     matches = list(_KIND_ASKED.finditer(question))
     if named_paper:
         matches += list(_KIND_DOING.finditer(question))
-        # A count alone does not narrow a generic kind ("which two mechanisms" may be described,
+        # A count alone does not narrow a generic kind ("which three mechanisms" may be described,
         # not named).
         matches += [
             m
@@ -1028,14 +1028,14 @@ def check_answerable(
     # Code asked of a named paper is found in that paper's abstract, or nowhere.
     if _CODE_QUESTION.search(question) and _CODE_EVIDENCE.search(subject_text or retrieved):
         return Answerability(True, 1.0, "code link found")
-    # Only a sentence that asks can ask for code ("Both write code. Which benchmark is released
-    # with X?" asks for a benchmark).
+    # Only a sentence that asks can ask for code ("Both write code. Which dataset ships with X?"
+    # asks for a dataset).
     if subject_text and _CODE_REQUEST.search(" ".join(asking_parts(current))):
         name = subject_names[0] if len(subject_names) == 1 else "these papers"
         return Answerability(False, 0.0, f"the abstract of {name} gives no link to code")
-    # The words of a name the question writes are no evidence; a follow-up ("how many effects do
-    # they quantify") asks in its own words, even where the title of the paper an earlier turn
-    # named uses them too.
+    # The words of a name the question writes are no evidence; a follow-up ("which errors do they
+    # bound") asks in its own words, even where the title of the paper an earlier turn named uses
+    # them too.
     subject = subject_terms([n for n in subject_names if _mentions(n, current)], weights)
     retrieved_terms = weights.terms(retrieved)
     stated_terms = weights.terms(subject_text) if subject_text else retrieved_terms
