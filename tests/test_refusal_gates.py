@@ -1403,7 +1403,7 @@ def test_a_sentence_that_states_beside_a_question_asks_nothing() -> None:
 
 def test_code_that_modifies_another_word_asks_for_no_code() -> None:
     # "code-writing" says what the models do; the question asks for a benchmark.
-    question = "FooNet tunes code-writing models. Which dataset ships alongside FooNet?"
+    question = "FooNet tunes code-writing models. Which dataset is made available with FooNet?"
     abstract = "We present FooNet and publish QuartzSet, a dataset of tiling tasks."
     assert _verdict(question, abstract).answerable
     # Asking for the code itself still needs a link.
