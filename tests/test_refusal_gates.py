@@ -1462,3 +1462,24 @@ def test_hardware_is_named_next_to_its_word() -> None:
     refused = _verdict(question, elsewhere)
     assert not refused.answerable and refused.reason.endswith("not name the GPU")
     assert _verdict(question, "We train FooNet on eight QZ-9 GPUs in two days.").answerable
+
+
+def test_a_sentence_that_puts_the_kind_in_other_words_names_one() -> None:
+    # "structures" says "architectures" (the embeddings put them close; a table here).
+    near = _near_by_table({"architectures": ("structures", 0.6)})
+    question = "Which tiler architectures does FooNet build on?"
+    named = "FooNet gains on all model structures tried (QZ-Net, ZirNet and Ambo-Net)."
+    assert _verdict(question, named, near=near).answerable
+    # Without a word of the kind, its names are no answer.
+    bare = "FooNet gains on every model tried (QZ-Net, ZirNet and Ambo-Net)."
+    refused = _verdict(question, bare, near=near)
+    assert not refused.answerable and refused.reason.endswith("not name the architectures")
+    # A name that is itself close to the kind names one.
+    card = _near_by_table({"accelerator": ("Quartzvidia", 0.6)})
+    fast = "FooNet runs five times faster on the Quartzvidia Xp."
+    assert _verdict("Which accelerator suits FooNet best?", fast, near=card).answerable
+    # A close word far from any name names nothing: "Zorb" stands nowhere near "data".
+    data = _near_by_table({"datasets": ("data", 0.6)})
+    far = "FooNet keeps its data on a smooth manifold that helps many generative Zorb tools."
+    refused = _verdict("Which tiling datasets does FooNet run on?", far, near=data)
+    assert not refused.answerable and refused.reason.endswith("not name the datasets")

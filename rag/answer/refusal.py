@@ -1116,7 +1116,7 @@ def check_answerable(
         # Where a paper names one: next to a word for the kind or for the experiments run on
         # it, to a modifier of the asked kind, or to another word of the question that is not
         # the papers' topic (their titles' words).
-        near = weights.terms(" ".join(sorted(kind_words(kind) | EXPERIMENT_WORDS)))
+        beside = weights.terms(" ".join(sorted(kind_words(kind) | EXPERIMENT_WORDS)))
         terms = weights.terms(f"{sentence} {expand(sentence, short)}")
         asked = content_terms(part, weights) - subject - title_terms
         if states_instance(sentence, kind) or defines_instance(
@@ -1132,11 +1132,24 @@ def check_answerable(
             for short_form, long in short.items()
         ):
             return True
+        if not new:
+            return False
+        # A sentence that puts the kind in other words names one where a name stands by that
+        # word ("model structures (QZ-Net, ZirNet)" for "which architectures"), or is that
+        # word ("on the Quartzvidia Xp" for "which GPU").
+        if near is not None and not terms & beside and near([kind], sentence):
+            for word in dict.fromkeys(_WORD.findall(sentence)):
+                if (
+                    word.lower() not in FUNCTION_WORDS
+                    and near([kind], word)
+                    and (word in new or named_near(sentence, new, word, weights))
+                ):
+                    return True
         if set(kind.lower().split()) & HARDWARE_KINDS:
             # Hardware is named next to its word ("an A100 GPU"); another name in the sentence
             # names something else ("trained on a single GPU ... data from Europe").
             return named_near(sentence, new, kind, weights)
-        return bool(new) and bool(terms & (near | asked | narrowing))
+        return bool(terms & (beside | asked | narrowing))
 
     def counted_in_context(part: str, thing: str) -> bool:
         """Whether a sentence counts something ("five domains", "up to four steps") where it
