@@ -1083,9 +1083,9 @@ def test_capitalised_words_an_abstract_writes_name_its_paper(full_answerer: Answ
     assert full._named_in("How do Message Passing Neural Networks differ from LIF-SNNs?") == {
         "LIF-SNNs": ["aqZKgwf7Cc"]
     }
-    # Nor does an ordinary word in title case that one abstract capitalises (in the name of a
-    # rating) and hundreds write in lowercase.
-    assert full._named_in("What does the Effectiveness study report?") == {}
+    # Nor does an ordinary word in title case that one abstract capitalises (inside a long name)
+    # and hundreds write in lowercase.
+    assert full._named_in("What does the Challenge study report?") == {}
 
 
 @pytest.mark.slow

@@ -1002,7 +1002,7 @@ class Answerer:
         if 0 < len(named) <= MAX_PAPERS_PER_NAME:
             return named, []
         # A word in title case that many abstracts write in lowercase is an ordinary word
-        # ("Effectiveness", which one abstract capitalises in a rating's name): no paper's term.
+        # ("Challenge", which one abstract capitalises inside a long name): no paper's term.
         if name.istitle() and len(self._writers(name, any_case=True)) > MAX_MENTIONS_OF_A_NAME:
             return [], []
         return [], list(writers) if len(writers) == 1 else []
