@@ -1100,6 +1100,20 @@ def test_a_list_on_a_topic_no_paper_mentions_is_refused(full_home, onnx_cache) -
 
 
 @pytest.mark.slow
+def test_a_list_in_words_no_abstract_uses_is_answered_by_a_paper_close_in_meaning(
+    full_answerer: Answerer,
+) -> None:
+    # No abstract writes "orators"; a paper on blind speech separation with a microphone array
+    # and a diffusion prior is close to the topic in meaning, so the list is not refused.
+    answer = full_answerer.answer(
+        "Which papers separate several overlapping orators captured by a microphone array, "
+        "relying on a diffusion prior?"
+    )
+    assert not answer.refused, answer.refusal_reason
+    assert "1Dq4rW1Oy4" in {c.paper_id for c in answer.citations}
+
+
+@pytest.mark.slow
 def test_which_paper_does_what_no_paper_is_about_is_refused(full_home, onnx_cache) -> None:  # type: ignore[no-untyped-def]
     from rag.settings import Settings
 

@@ -67,7 +67,9 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
         claims = [s for s in ranked if not is_link(s.text)]  # a code link says nothing of it
         return (claims or ranked)[0].text if ranked else hit.title
 
-    if decision.unused:
+    # A word no paper uses says the topic is not in the collection, unless a paper is close to
+    # the topic in meaning (the asker's own word: "orators" for speakers; see CLOSE_MEANING).
+    if decision.unused and not decision.nearest_in_meaning(CLOSE_MEANING, MEANING_BAND):
         yield inp.refuse(f"no paper mentions {' or '.join(decision.unused)}")
         return
     if not relevant:
