@@ -134,6 +134,8 @@ class Answer:
     refusal_reason: str = ""
     removed: list[str] = field(default_factory=list)  # generated sentences taken out, and why
     closest: dict[str, str] = field(default_factory=dict)  # related paper -> its closest sentence
+    # A refused question's parts that the papers do state, answered (cited with `citations`).
+    partial: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +145,7 @@ class Answer:
             "llm": self.llm,
             "refused": self.refused,
             "refusal_reason": self.refusal_reason,
+            "partial": self.partial,
             "removed": list(self.removed),
             "citations": [c.to_json() for c in self.citations],
             "sentences": [s.to_json() for s in self.sentences],

@@ -92,6 +92,7 @@ class AnswerResult(TypedDict):
     answer: str
     refused: bool
     refusal_reason: str
+    partial: str  # a refused question's parts the papers do state, answered ([n]: citations)
     citations: list[CitationInfo]
     related: list[PaperRef]  # possibly related papers (refusals, failed generations)
     llm: str
@@ -379,6 +380,7 @@ def answer_result(answer: Answer) -> AnswerResult:
         "answer": CANNOT_ANSWER if refused else answer.answer,
         "refused": refused,
         "refusal_reason": answer.refusal_reason if refused else "",
+        "partial": answer.partial if refused else "",
         "citations": [
             {
                 "n": c.n,

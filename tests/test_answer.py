@@ -19,6 +19,7 @@ GPU_Q = "How many GPUs were used in Cake's experiments?"
 JSON_KEYS = {
     "question",
     "refusal_reason",
+    "partial",
     "removed",
     "answer",
     "mode",

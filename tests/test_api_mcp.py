@@ -426,6 +426,13 @@ def test_reply_markdown_round_trips() -> None:
     }
     assert reply_markdown(refused).startswith(CANNOT_ANSWER + "\n\n**Possibly related papers**")
     assert references_part(reply_markdown(refused)) == ""
+    # A refusal that answers the parts the papers state: that answer, with its references.
+    partial: Any = {**refused, "partial": "Cake balances both [1].", **result}
+    partial["refused"] = True
+    text = reply_markdown(partial)
+    assert text.startswith(CANNOT_ANSWER + "\n\n**What the papers do state")
+    assert "Cake balances both [1].\n\n**References**" in text
+    assert "(https://o/forum?id=A)" in references_part(text)
 
 
 def test_access_rules() -> None:

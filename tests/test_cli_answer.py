@@ -227,6 +227,20 @@ def test_refusals_say_why(env: dict[str, str]) -> None:
     assert lines[related + 2].strip().startswith("“")  # what that paper says, quoted
 
 
+def test_a_refusal_answers_the_parts_the_abstract_states(env: dict[str, str]) -> None:
+    question = "What does FIML integrate into one framework, and which datasets is it evaluated on?"
+    result = run_cli("ask", question, "--llm", "extractive", env=env)
+    lines = result.stdout.splitlines()
+    phrase = lines.index("The retrieved papers do not answer this question.")
+    assert lines[phrase + 1].startswith("Why: ") and "datasets" in lines[phrase + 1]
+    head = lines.index("What the papers do state of the rest of the question:")
+    assert "graph partition" in lines[head + 1] and "[1]" in lines[head + 1]
+    assert "References:" in result.stdout and "Possibly related" not in result.stdout
+    payload = json.loads(run_cli("ask", question, "--llm", "extractive", "--json", env=env).stdout)
+    assert payload["refused"] is True and "graph partition" in payload["partial"]
+    assert [c["paper_id"] for c in payload["citations"]] == ["WSGpXQRUtH"]
+
+
 def test_the_terminal_shows_latex_as_a_reader_would_type_it() -> None:
     from rag.cli.answer import render_answer
     from rag.records import Answer, Citation

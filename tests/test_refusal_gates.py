@@ -13,6 +13,7 @@ from rag.answer.context import ContextPassage, Sentence, TermWeights
 from rag.answer.intent import small_talk
 from rag.answer.refusal import (
     ACCLAIM_REASON,
+    CANNOT_ANSWER,
     NEAR_MEASURE,
     NO_SUBJECT_REASON,
     SMALL_TALK_REASON,
@@ -43,7 +44,7 @@ from rag.records import PaperHit
 from rag.retrieve.hybrid import SearchFilters
 from rag.text.latex import without_math
 from rag.text.names import name_base, query_names
-from rag.text.questions import asking_parts
+from rag.text.questions import asking_parts, with_parts
 from rag.text.terms import tokenize
 
 
@@ -603,6 +604,29 @@ def test_datasets_an_abstract_does_not_name_are_refused_with_the_reason(answerer
     answer = answerer.answer("Which datasets is FIML evaluated on?")
     assert answer.refused, answer.answer
     assert "name the datasets" in answer.refusal_reason
+
+
+def test_a_refusal_answers_the_parts_of_the_question_the_abstract_states(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer(
+        "What does FIML integrate into one framework, and which datasets is it evaluated on?"
+    )
+    assert answer.refused and answer.answer == CANNOT_ANSWER
+    assert "name the datasets" in answer.refusal_reason
+    assert "graph partition" in answer.partial and "[1]" in answer.partial
+    assert answer.cited_paper_ids == ["WSGpXQRUtH"]  # FIML, the paper asked about
+    assert all(s.support == "supported" and s.citations == [1] for s in answer.sentences)
+    assert answer.related == []  # the cited card shows the paper
+    # The name may be in the part that is refused: the rest is still answered from that paper.
+    later = answerer.answer(
+        "Which datasets is FIML evaluated on, and what does it build into one framework?"
+    )
+    assert later.refused and later.partial and later.cited_paper_ids == ["WSGpXQRUtH"]
+    # Nothing it asks is stated: the plain refusal, with the paper as related.
+    plain = answerer.answer(
+        "Which datasets is FIML evaluated on, and what warm-up length does it use?"
+    )
+    assert plain.refused and plain.partial == "" and plain.citations == []
+    assert [h.paper_id for h in plain.related] == ["WSGpXQRUtH"]
 
 
 def test_a_benchmark_the_abstract_names_is_answered(answerer) -> None:  # type: ignore[no-untyped-def]
@@ -1399,6 +1423,32 @@ def test_a_sentence_that_states_beside_a_question_asks_nothing() -> None:
     assert asking_parts("Tell me what FooNet skips.") == ["Tell me what FooNet skips."]
     abstract = "FooNet skips empty tiles, so that handsets transmit less."
     assert _verdict(question, abstract).answerable
+
+
+def test_the_parts_of_a_question_the_papers_state_are_reported_with_its_refusal() -> None:
+    abstract = (
+        "FooNet skips empty tiles, so that handsets transmit less. "
+        "On the QZ-Tiles benchmark it halves the uploaded bytes."
+    )
+    question = "Which benchmark is FooNet tested on, and what warm-up length does its training use?"
+    verdict = _verdict(question, abstract)
+    assert not verdict.answerable
+    assert "warm-up length" in verdict.reason
+    assert verdict.answered == "Which benchmark is FooNet tested on?"
+    assert _verdict(verdict.answered, abstract).answerable
+    # A sentence that states stays with the parts it leads to; each part asks on its own.
+    led = "Both shrink uploads. Which benchmark is FooNet tested on, and what warm-up length?"
+    assert (
+        _verdict(led, abstract).answered
+        == "Both shrink uploads. Which benchmark is FooNet tested on?"
+    )
+    assert with_parts("a, b?", ["how many tiles"]) == "How many tiles?"
+    # Nothing asked is stated: no part to answer; one part: the refusal alone.
+    both = "What warm-up length does FooNet use, and what batch size?"
+    assert not _verdict(both, abstract).answerable
+    assert _verdict(both, abstract).answered == ""
+    alone = _verdict("What warm-up length does FooNet's training use?", abstract)
+    assert not alone.answerable and alone.answered == ""
 
 
 def test_code_that_modifies_another_word_asks_for_no_code() -> None:

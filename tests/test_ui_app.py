@@ -57,6 +57,14 @@ def test_refusal(server: str) -> None:
         "How many GPUs were used in Cake's experiments?", api_name="/ask"
     )
     assert text == CANNOT_ANSWER and citations == []
+    # The parts the abstract does state are answered after the refusal, cited.
+    text, citations = client(server).predict(
+        "What does FIML integrate into one framework, and which datasets is it evaluated on?",
+        api_name="/ask",
+    )
+    assert text.startswith(CANNOT_ANSWER + "\n\nWhat the papers do state")
+    assert "graph partition" in text and "[1]" in text
+    assert [c["paper_id"] for c in citations] == ["WSGpXQRUtH"]
 
 
 def test_follow_up_in_the_same_session(server: str) -> None:

@@ -172,6 +172,27 @@ def test_refusal_shows_what_each_related_paper_says_closest() -> None:
     assert render.escape_md(S2) in message and "closest to the question" in message
 
 
+def test_a_refusal_answers_the_parts_the_papers_do_state_with_citations() -> None:
+    refused = ask_answer(
+        refused=True,
+        answer=CANNOT_ANSWER,
+        refusal_reason="the abstract of Cake does not state 'learning rate'",
+        partial=f"{S2} [1]",
+    )
+    message = render.answer_markdown(refused, 1)
+    assert message.startswith(render.escape_md(CANNOT_ANSWER))
+    assert render.PARTIAL_HEAD in message and "does not state" in message
+    assert message.index("does not state") < message.index(render.PARTIAL_HEAD)
+    assert render.cite_link(1, 1) in message  # the marker opens the cited card
+    panel = render.turn_sources(_turn(refused))
+    assert "1 cited paper" in panel and "possibly related" not in panel
+    exported = render.conversation_markdown(conversation_with(refused))
+    assert f"{render.PARTIAL_HEAD}:" in exported and "References:" in exported
+    # Without a partial answer, no heading.
+    plain = ask_answer(refused=True, answer=CANNOT_ANSWER, citations=[], sentences=[])
+    assert render.PARTIAL_HEAD not in render.answer_markdown(plain, 1)
+
+
 def test_removed_sentences_are_noted_with_their_reason() -> None:
     note = 'Removed "Cake cuts TTFT by 2.6%.": the cited passage does not state 2.6%.'
     answer = ask_answer(removed=[note])

@@ -323,7 +323,11 @@ def ask(
     if error or turn.answer is None:
         related = turn.answer.related if turn.answer else []
         raise AskError(render.api_error_message(error or "no answer was produced", related))
-    return turn.answer.answer, render.citations_json(turn.answer)
+    answer = turn.answer
+    text = answer.answer
+    if answer.refused and answer.partial:  # the parts of the question the papers do state
+        text = f"{text}\n\n{render.PARTIAL_HEAD}:\n\n{answer.partial}"
+    return text, render.citations_json(answer)
 
 
 def history(conversation: Conversation) -> list[dict[str, Any]]:

@@ -35,7 +35,8 @@ INSTRUCTIONS = (
     "PaperTalk answers questions about ICML 2025 papers from their abstracts only. Answers carry "
     "[n] markers resolved by `citations` (paper id, title, authors, URL, supporting passage). "
     "When the papers do not answer, the answer is exactly 'The retrieved papers do not answer "
-    "this question.' with `refused` true: report that instead of guessing. Use search_papers "
+    "this question.' with `refused` true: report that instead of guessing (`partial`, when not "
+    "empty, answers the parts of the question the papers do state). Use search_papers "
     "to find paper ids, get_paper for an abstract, bibtex to cite."
 )
 

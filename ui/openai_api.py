@@ -43,6 +43,7 @@ MAX_MESSAGES = 200
 MAX_HISTORY_TURNS = 10  # the latest turns of `messages` that follow-ups may lean on
 REFERENCES = "**References**"
 RELATED = "**Possibly related papers**"
+PARTIAL = "**What the papers do state of the rest of the question**"
 CREATED = int(time.time())
 log = logging.getLogger("papertalk.api")
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -201,12 +202,20 @@ def references_part(reply: str) -> str:
 def reply_markdown(result: AnswerResult) -> str:
     """The answer with a Markdown references list, or the refusal with the related papers."""
     if result["refused"]:
+        if result.get("partial") and result["citations"]:  # the parts the papers do state
+            stated = _with_references(result["partial"], result)
+            return "\n".join([CANNOT_ANSWER, "", PARTIAL, "", stated])
         if not result["related"]:
             return CANNOT_ANSWER
         related = [f"- [{_link_text(p['title'])}]({p['url']})" for p in result["related"]]
         return "\n".join([CANNOT_ANSWER, "", RELATED, "", *related])
     if not result["citations"]:
         return result["answer"]
+    return _with_references(result["answer"], result)
+
+
+def _with_references(text: str, result: AnswerResult) -> str:
+    """`text`, then the Markdown references list of `result`'s citations."""
     lines = []
     for c in result["citations"]:
         authors = short_authors(c["authors"], limit=3)
@@ -214,7 +223,7 @@ def reply_markdown(result: AnswerResult) -> str:
             f"- [{c['n']}] [{_link_text(c['title'])}]({c['url']})"
             + (f" — {authors}" if authors else "")
         )
-    return "\n".join([result["answer"], "", REFERENCES, "", *lines])
+    return "\n".join([text, "", REFERENCES, "", *lines])
 
 
 def _link_text(title: str) -> str:
@@ -249,6 +258,7 @@ def _extras(result: AnswerResult) -> dict[str, Any]:
         "citations": result["citations"],
         "refused": result["refused"],
         "refusal_reason": result["refusal_reason"] or None,
+        "partial": result.get("partial") or None,
     }
 
 

@@ -181,14 +181,25 @@ def _sentence_markdown(
     return body
 
 
+# Above the answer to the parts of a refused question that the papers do state.
+PARTIAL_HEAD = "What the papers do state of the rest of the question"
+
+
 def answer_markdown(answer: Answer, turn: int) -> str:
     """The final chat message for an answer: cited text with clickable markers, flags, notes."""
     if answer.error:
         return error_markdown(answer.error, answer.related)
-    if answer.refused:
-        return f'{refusal_markdown(answer)}\n\n<span class="pt-note">{_footer(answer)}</span>'
     refs = {c.n for c in answer.citations}
     found = {c.n for c in answer.citations if c.attributed}
+    if answer.refused:
+        text = refusal_markdown(answer)
+        if answer.partial:  # the parts of the question the papers do state, answered
+            stated = " ".join(
+                _sentence_markdown(s.text, s.citations, s.support, turn, found)
+                for s in answer.sentences
+            ) or _link_markers(answer.partial, turn, refs, _inline_md)
+            text += f"\n\n**{PARTIAL_HEAD}**\n\n{stated}"
+        return f'{text}\n\n<span class="pt-note">{_footer(answer)}</span>'
     if answer.mode == "ask" and answer.sentences:
         body = " ".join(
             _sentence_markdown(s.text, s.citations, s.support, turn, found)
@@ -706,7 +717,7 @@ def topic_html(label: str, size: int, statuses: dict[str, int], top: Sequence[st
 def turn_sources(turn: Turn) -> str:
     """The sources section of one turn (cards, related papers, or retrieved papers)."""
     answer = turn.answer
-    if answer is not None and not answer.error and not answer.refused and answer.citations:
+    if answer is not None and not answer.error and answer.citations:
         label = f"{len(answer.citations)} cited paper{'s' if len(answer.citations) != 1 else ''}"
         quotes = compare_quotes(answer) if answer.mode == "compare" else {}
         cards = "".join(source_card(c, turn.number, quotes.get(c.n)) for c in answer.citations)
@@ -796,6 +807,8 @@ def conversation_markdown(conversation: Conversation, now: datetime | None = Non
         lines += [export_text(text), ""]
         if answer.refused and refusal_reason(answer):
             lines += [export_text(refusal_reason(answer)), ""]
+        if answer.refused and answer.partial:
+            lines += [f"{PARTIAL_HEAD}:", "", export_text(answer.partial), ""]
         flagged = [s.text for s in answer.sentences if s.support == UNSUPPORTED]
         for sentence in flagged:
             lines.append(f"> Not supported by the cited passage: {export_text(sentence)}")

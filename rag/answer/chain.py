@@ -83,7 +83,7 @@ from rag.answer.llm import (
     make_chat_model,
     parse_llm_spec,
 )
-from rag.answer.modes import MODES
+from rag.answer.modes import MODES, in_part
 from rag.answer.modes.base import Clock, ModeInput
 from rag.answer.modes.compare import MAX_COMPARED
 from rag.answer.modes.extractive import about_one
@@ -213,6 +213,15 @@ class _Retrieval:
     history_papers: tuple[str, ...] = ()
     filters: SearchFilters | None = None
     followup: bool = False  # it leans on the last turn
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why the papers do not answer a question, and the question asking only the parts of it
+    they do answer ("" when they answer none)."""
+
+    reason: str
+    answered: str = ""
 
 
 @dataclass
@@ -663,7 +672,7 @@ class Answerer:
             compared=len(named) >= 2 and self._compared(question),
             picked=bool(picked),
         )
-        reason = None
+        refusal = None
         if (
             request.mode in ("ask", "summarize", "compare")
             and not request.history
@@ -686,7 +695,7 @@ class Answerer:
             yield inp.refuse(NO_SUBJECT_REASON, [])
             return
         if not picked:  # papers the user picked are compared however the question is put
-            reason = self._refusal_reason(
+            refusal = self._refusal(
                 question,
                 query,
                 hits,
@@ -696,11 +705,14 @@ class Answerer:
                 filters=request.filters,
                 config=config,
             )
-        if reason is not None:
+        if refusal is not None:
             # A question that names a paper is about that paper: it alone is related (others
             # the search found are not what was asked about); otherwise the three first found.
-            about = [h for h in hits if h.paper_id in named]
-            yield inp.refuse(reason, about or hits[:3])
+            related = [h for h in hits if h.paper_id in named] or hits[:3]
+            if refusal.answered:  # what the papers do state of it is answered below
+                yield from in_part.run(inp, self, refusal.reason, refusal.answered, related)
+                return
+            yield inp.refuse(refusal.reason, related)
             return
         yield from MODES[request.mode](inp, self)
 
@@ -1178,13 +1190,33 @@ class Answerer:
         filters: SearchFilters | None = None,
         config: RunnableConfig | None = None,
     ) -> str | None:
+        """Why the papers do not answer the question (None when they may)."""
+        refusal = self._refusal(
+            question, query, hits, passages, mode, followup, filters=filters, config=config
+        )
+        return refusal.reason if refusal is not None else None
+
+    def _refusal(
+        self,
+        question: str,
+        query: str,
+        hits: Sequence[PaperHit],
+        passages: Sequence[ContextPassage],
+        mode: str,
+        followup: bool = False,
+        *,
+        filters: SearchFilters | None = None,
+        config: RunnableConfig | None = None,
+    ) -> Refusal | None:
+        """Why the papers do not answer the question, and what of it they do answer (None
+        when they may answer all of it)."""
         unrecorded = self._unrecorded(question, mode)
         if unrecorded is not None:
-            return unrecorded
+            return Refusal(unrecorded)
         if mode in ("authors", "list", "topics", "ranked", "similar"):
             return None  # decided paper by paper (by name, rag/answer/relevance.py, the map)
         if not hits or not passages:
-            return "nothing was retrieved"
+            return Refusal("nothing was retrieved")
         # Papers the question names are answered, compared or summarized however it is asked
         # ("Compare QZR and FooNet": two acronyms are little to be similar to).
         named = self._named_in(query)
@@ -1194,7 +1226,7 @@ class Answerer:
             max(h.dense_similarity for h in hits) < self._settings.min_similarity
             and not subject_papers  # a paper the question names is there, however it is asked
         ):
-            return "no paper is close enough to the question"
+            return Refusal("no paper is close enough to the question")
         if mode in ("compare", "summarize"):
             # "How do BazDet and FooNet compare?": what no retrieved paper mentions is not there
             # to compare or summarize (ask mode checks this with the other gates).
@@ -1203,7 +1235,7 @@ class Answerer:
             )
             missing = unmentioned_name(without_venues(question), text)
             if missing is not None:
-                return f"the papers never mention {missing}"
+                return Refusal(f"the papers never mention {missing}")
         if mode != "ask":
             return None
         if wants_record(question) and (subject_papers or followup):
@@ -1214,27 +1246,47 @@ class Answerer:
             # decision must not depend on the backend's context budget (a question answered
             # from the papers it names is judged by those papers alone).
             known += [h.paper_id for h in hits]
+        abstracts = {pid: " ".join(self.abstract_sentences(pid)) for pid in dict.fromkeys(known)}
         verdict = check_answerable(
             query,
             passages,
             self.weights(),
             min_coverage=self._settings.min_coverage,
             subject_names=subject,
-            abstracts={pid: " ".join(self.abstract_sentences(pid)) for pid in dict.fromkeys(known)},
+            abstracts=abstracts,
             subject_papers=subject_papers,
             asked=question,
             near=self.near_words,
             followup=followup,
         )
         if not verdict.answerable:
-            return verdict.reason
+            answered = ""
+            if verdict.answered and (subject_papers or followup):
+                # The parts the papers do state, answered when the gates let them through asked
+                # alone; only of a paper the question names or the one under discussion (without
+                # one, the paper that states the other parts may not be the one asked about).
+                part = check_answerable(
+                    query,
+                    passages,
+                    self.weights(),
+                    min_coverage=self._settings.min_coverage,
+                    subject_names=subject,
+                    abstracts=abstracts,
+                    subject_papers=subject_papers,
+                    asked=verdict.answered,
+                    near=self.near_words,
+                    followup=followup,
+                )
+                answered = verdict.answered if part.answerable else ""
+            return Refusal(verdict.reason, answered)
         if (
             asks_which_paper(question)
             and not subject_papers
             and not followup
             and max(h.dense_similarity for h in hits) < DESCRIBED_PAPER
         ):
-            return self._no_paper_about(topic_of(question), filters, config or {})
+            why = self._no_paper_about(topic_of(question), filters, config or {})
+            return Refusal(why) if why is not None else None
         return None
 
     def _no_paper_about(

@@ -157,6 +157,10 @@ def render_answer(answer: Any, *, error_line: bool = True) -> str:
     reason = " ".join(getattr(answer, "refusal_reason", "").split())
     if answer.refused and reason:
         lines.append(f"Why: {reason}" + ("" if reason.endswith((".", "?", "!")) else "."))
+    if answer.refused and getattr(answer, "partial", ""):
+        lines.append("")
+        lines.append("What the papers do state of the rest of the question:")
+        lines.append(latex_to_text(answer.partial))
     unsupported = [s.text for s in answer.sentences if s.support == "unsupported"]
     weak = [s.text for s in answer.sentences if s.support == "weak"]
     for text in unsupported:

@@ -85,8 +85,9 @@ def markdown_report(run: EvalRun, worst: int = 5) -> str:
         "Definitions: recall@k/MRR on the retriever's ranking of the standalone query "
         "(answerable questions); citation precision over answers that cite, recall over all "
         "answerable questions; facts = share of expected strings in the answer; refusal correct "
-        "on unanswerable questions, false on the others; support = share of answer sentences "
-        "labelled supported. ↑ = higher is better, ↓ = lower is better; – = not defined."
+        "on unanswerable questions, false on the others (a refusal that answers the parts the "
+        "papers state is a refusal; its citations and text count); support = share of answer "
+        "sentences labelled supported. ↑ = higher is better, ↓ = lower is better; – = not defined."
         + (" Ratios are PaperTalk / the tutorial LangChain RAG baseline." if theirs else ""),
         "",
         "## Overall",

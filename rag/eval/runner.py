@@ -44,7 +44,8 @@ class PaperTalkSystem:
         return QuestionResult(
             item=item,
             ranked=ranked,
-            answer=answer.answer,
+            # A refusal may answer the parts of the question the papers state: what it shows.
+            answer=" ".join(t for t in (answer.answer, answer.partial) if t),
             refused=answer.refused,
             cited=list(dict.fromkeys(answer.cited_paper_ids)),
             support=[s.support for s in answer.sentences],

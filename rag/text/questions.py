@@ -69,6 +69,18 @@ def asking_parts(question: str) -> list[str]:
     """The parts of `question` that ask: beside a sentence that ends in "?", one that ends in a
     period states ("Both shrink what phones upload. Which ...?": its "what" asks nothing)."""
     if "?" in question:
-        sentences = (question[x.start : x.end] for x in split_sentences(question))
-        question = " ".join(s for s in sentences if not s.rstrip().endswith("."))
+        question = " ".join(s for s in _sentences(question) if not s.rstrip().endswith("."))
     return question_parts(question)
+
+
+def with_parts(question: str, parts: list[str]) -> str:
+    """`question` asking only `parts` (some of its `asking_parts`), each as a question of its
+    own, after the sentences that state rather than ask ("Both shrink uploads. Which codec
+    does X use?")."""
+    stating = [s for s in _sentences(question) if s.rstrip().endswith(".")]
+    asked = [f"{p[:1].upper()}{p[1:].rstrip(' ?.')}?" for p in parts]
+    return " ".join([*stating, *asked])
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[x.start : x.end] for x in split_sentences(text)]
