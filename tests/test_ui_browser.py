@@ -316,6 +316,24 @@ def test_a_refusal_shows_its_reason(page) -> None:  # type: ignore[no-untyped-de
     assert "Why:" in exported(page)
 
 
+def test_a_refusal_answers_the_parts_the_paper_states(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    answer = ask(
+        page, "What does FIML integrate into one framework, and which datasets is it evaluated on?"
+    )
+    expect(answer).to_contain_text("The retrieved papers do not answer this question.")
+    expect(answer.locator(".pt-reason")).to_contain_text("datasets")
+    expect(answer).to_contain_text("What the papers do state of the rest of the question")
+    expect(answer).to_contain_text("graph partition")
+    answer.locator("a.pt-cite").first.click()
+    card = page.locator("#pt-sources-box .pt-card.pt-active")
+    expect(card).to_be_visible()
+    expect(card.locator(".pt-title")).to_contain_text("Fast Incomplete Multi-view Clustering")
+    page.screenshot(path=str(tmp_path / "partial.png"))
+    assert "What the papers do state" in exported(page)
+
+
 def test_filters_are_shown_and_exported(page) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
