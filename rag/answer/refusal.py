@@ -1306,11 +1306,11 @@ def check_answerable(
     # stated are reported, for the refusal to say what the papers do state about them.
     asked_parts = asking_parts(current) or [current]
     missing = [(part, unstated(part)) for part in asked_parts]
-    refused = [why for _, why in missing if why is not None]
-    if refused:
+    reasons = [why for _, why in missing if why is not None]
+    if reasons:
         answerable = [part for part, why in missing if why is None]
         answered = with_parts(current, answerable) if answerable else ""
-        return Answerability(False, refused[0][1], refused[0][0], answered)
+        return Answerability(False, reasons[0][1], reasons[0][0], answered)
     terms = content_terms(question, weights) - subject
     covered = coverage(question, retrieved, weights, subject_names)
     # A follow-up ("How does it pick its inputs?") cannot be judged by word coverage: it leans
