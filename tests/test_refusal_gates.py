@@ -695,10 +695,10 @@ def test_the_decision_does_not_depend_on_the_context_budget(answerer) -> None:  
     question = "How do preference optimization methods tune diffusion and text-to-3D generators?"
     hits = next(e.hits for e in answerer.stream(question) if e.kind == "retrieved")
     passages = answerer._context({"mode": "ask", "hits": hits, "query": question}, {})
-    full = answerer._refusal_reason(question, question, hits, passages, "ask")
+    full = answerer._refusal(question, question, hits, passages, "ask")
     assert full is None
     for kept in (passages[:1], passages[-1:]):
-        assert answerer._refusal_reason(question, question, hits, kept, "ask") == full
+        assert answerer._refusal(question, question, hits, kept, "ask") == full
 
 
 def test_a_sentence_never_runs_across_two_abstracts() -> None:

@@ -1178,24 +1178,6 @@ class Answerer:
             return INSTITUTION_REASON
         return None
 
-    def _refusal_reason(
-        self,
-        question: str,
-        query: str,
-        hits: Sequence[PaperHit],
-        passages: Sequence[ContextPassage],
-        mode: str,
-        followup: bool = False,
-        *,
-        filters: SearchFilters | None = None,
-        config: RunnableConfig | None = None,
-    ) -> str | None:
-        """Why the papers do not answer the question (None when they may)."""
-        refusal = self._refusal(
-            question, query, hits, passages, mode, followup, filters=filters, config=config
-        )
-        return refusal.reason if refusal is not None else None
-
     def _refusal(
         self,
         question: str,
