@@ -96,6 +96,7 @@ from rag.answer.refusal import (
     NO_SUBJECT_REASON,
     SMALL_TALK_REASON,
     USAGE_REASON,
+    Answerability,
     affiliation_reason,
     asks_for_acclaim,
     asks_institutions,
@@ -1229,37 +1230,29 @@ class Answerer:
             # from the papers it names is judged by those papers alone).
             known += [h.paper_id for h in hits]
         abstracts = {pid: " ".join(self.abstract_sentences(pid)) for pid in dict.fromkeys(known)}
-        verdict = check_answerable(
-            query,
-            passages,
-            self.weights(),
-            min_coverage=self._settings.min_coverage,
-            subject_names=subject,
-            abstracts=abstracts,
-            subject_papers=subject_papers,
-            asked=question,
-            near=self.near_words,
-            followup=followup,
-        )
+
+        def verdict_on(asked: str) -> Answerability:
+            return check_answerable(
+                query,
+                passages,
+                self.weights(),
+                min_coverage=self._settings.min_coverage,
+                subject_names=subject,
+                abstracts=abstracts,
+                subject_papers=subject_papers,
+                asked=asked,
+                near=self.near_words,
+                followup=followup,
+            )
+
+        verdict = verdict_on(question)
         if not verdict.answerable:
-            answered = ""
-            if verdict.answered and (subject_papers or followup):
-                # The parts the papers do state, answered when the gates let them through asked
-                # alone; only of a paper the question names or the one under discussion (without
-                # one, the paper that states the other parts may not be the one asked about).
-                part = check_answerable(
-                    query,
-                    passages,
-                    self.weights(),
-                    min_coverage=self._settings.min_coverage,
-                    subject_names=subject,
-                    abstracts=abstracts,
-                    subject_papers=subject_papers,
-                    asked=verdict.answered,
-                    near=self.near_words,
-                    followup=followup,
-                )
-                answered = verdict.answered if part.answerable else ""
+            # The parts the papers do state are answered when the gates let them through asked
+            # alone; only of a paper the question names or the one under discussion (without
+            # one, the paper that states the other parts may not be the one asked about).
+            answered = verdict.answered if subject_papers or followup else ""
+            if answered and not verdict_on(answered).answerable:
+                answered = ""
             return Refusal(verdict.reason, answered)
         if (
             asks_which_paper(question)
