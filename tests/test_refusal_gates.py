@@ -620,13 +620,37 @@ def test_a_refusal_answers_the_parts_of_the_question_the_abstract_states(answere
     later = answerer.answer(
         "Which datasets is FIML evaluated on, and what does it build into one framework?"
     )
-    assert later.refused and later.partial and later.cited_paper_ids == ["WSGpXQRUtH"]
+    assert later.refused and later.cited_paper_ids == ["WSGpXQRUtH"]
+    assert "simultaneously integrated" in later.partial  # its method, not its motivation
+    # A follow-up: the parts are answered from the paper under discussion, quoting what they
+    # ask for (not what the refused part asks for).
+    first = answerer.answer("What is FIML?")
+    follow = answerer.answer(
+        "Which datasets does it use, and how does it balance the views?",
+        history=[("What is FIML?", first.answer)],
+    )
+    assert follow.refused and "name the datasets" in follow.refusal_reason
+    assert "adaptive weight coefficient" in follow.partial
+    assert "existing approaches" not in follow.partial  # not the abstract's account of others
+    assert follow.cited_paper_ids == ["WSGpXQRUtH"]
     # Nothing it asks is stated: the plain refusal, with the paper as related.
     plain = answerer.answer(
         "Which datasets is FIML evaluated on, and what warm-up length does it use?"
     )
     assert plain.refused and plain.partial == "" and plain.citations == []
     assert [h.paper_id for h in plain.related] == ["WSGpXQRUtH"]
+
+
+def test_a_refusal_in_part_shows_the_sentence_closest_to_the_refused_detail(answerer) -> None:  # type: ignore[no-untyped-def]
+    answer = answerer.answer(
+        "Which benchmarks does SafetyAnalyst report F1 on, and what does it distill its "
+        "classifier from?"
+    )
+    assert answer.refused and "name the benchmarks" in answer.refusal_reason
+    assert "distilled from" in answer.partial
+    assert "comprehensive benchmarks" not in answer.partial  # the refused part is not answered
+    assert [h.paper_id for h in answer.related] == ["WUGrleBcYP"]  # but its closest sentence shown
+    assert "comprehensive benchmarks" in answer.closest["WUGrleBcYP"]
 
 
 def test_a_benchmark_the_abstract_names_is_answered(answerer) -> None:  # type: ignore[no-untyped-def]

@@ -711,7 +711,21 @@ class Answerer:
             # the search found are not what was asked about); otherwise the three first found.
             related = [h for h in hits if h.paper_id in named] or hits[:3]
             if refusal.answered:  # what the papers do state of it is answered below
-                yield from in_part.run(inp, self, refusal.reason, refusal.answered, related)
+                # Its context is chosen for the parts it answers, not for the whole question,
+                # and they are about the papers it names, whichever part names them.
+                unnamed = [n for n in self._named_in(question) if n not in refusal.answered]
+                answered = " ".join([refusal.answered, *(f"({n})" for n in unnamed)])
+                asked = standalone_query(answered, request.history, followup=followup)
+                context = self._context_step.invoke(
+                    {
+                        "query": without_venues(asked) or asked,
+                        "hits": hits,
+                        "mode": request.mode,
+                        "first": not request.history,
+                    },
+                    config,
+                )
+                yield from in_part.run(inp, self, refusal.reason, answered, context, related)
                 return
             yield inp.refuse(refusal.reason, related)
             return
