@@ -621,7 +621,7 @@ def test_a_refusal_answers_the_parts_of_the_question_the_abstract_states(answere
         "Which datasets is FIML evaluated on, and what does it build into one framework?"
     )
     assert later.refused and later.cited_paper_ids == ["WSGpXQRUtH"]
-    assert "simultaneously integrated" in later.partial  # its method, not its motivation
+    assert "simultaneously integrated" in later.partial  # the method sentence, not the motivation
     # A follow-up: the parts are answered from the paper under discussion, quoting what they
     # ask for (not what the refused part asks for).
     first = answerer.answer("What is FIML?")
