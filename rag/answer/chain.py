@@ -711,21 +711,7 @@ class Answerer:
             # the search found are not what was asked about); otherwise the three first found.
             related = [h for h in hits if h.paper_id in named] or hits[:3]
             if refusal.answered:  # what the papers do state of it is answered below
-                # Its context is chosen for the parts it answers, not for the whole question,
-                # and they are about the papers it names, whichever part names them.
-                unnamed = [n for n in self._named_in(question) if n not in refusal.answered]
-                answered = " ".join([refusal.answered, *(f"({n})" for n in unnamed)])
-                asked = standalone_query(answered, request.history, followup=followup)
-                context = self._context_step.invoke(
-                    {
-                        "query": without_venues(asked) or asked,
-                        "hits": hits,
-                        "mode": request.mode,
-                        "first": not request.history,
-                    },
-                    config,
-                )
-                yield from in_part.run(inp, self, refusal.reason, answered, context, related)
+                yield from self._in_part(inp, refusal, request, followup, related, config)
                 return
             yield inp.refuse(refusal.reason, related)
             return
@@ -755,11 +741,35 @@ class Answerer:
                 return
             yield event
 
+    def _in_part(
+        self,
+        inp: ModeInput,
+        refusal: Refusal,
+        request: AnswerRequest,
+        followup: bool,
+        related: Sequence[PaperHit],
+        config: RunnableConfig,
+    ) -> Iterator[AnswerEvent]:
+        """The refusal of `inp`'s question, with the answer to the parts `refusal` says the
+        papers state. Its context is chosen for those parts, not for the whole question, and
+        they are about the papers the question names, whichever part names them."""
+        unnamed = [n for n in self._named_in(inp.question) if n not in refusal.answered]
+        answered = " ".join([refusal.answered, *(f"({n})" for n in unnamed)])
+        context = self._context_step.invoke(
+            {
+                "query": _standalone(answered, request.history, followup),
+                "hits": inp.hits,
+                "mode": request.mode,
+                "first": not request.history,
+            },
+            config,
+        )
+        yield from in_part.run(inp, self, refusal.reason, answered, context, related)
+
     def _retrieval_query(
         self, question: str, history: Sequence[Turn], config: RunnableConfig, followup: bool
     ) -> str:
-        query = standalone_query(question, history, followup=followup)
-        query = without_venues(query) or query  # "ICML 2025" names the collection, not a topic
+        query = _standalone(question, history, followup)
         if history and followup and not self.is_extractive and self._settings.condense:
             condensed = self._condense(question, history, config)
             if condensed and condensed.lower() != question.lower():
@@ -1303,6 +1313,13 @@ class Answerer:
             asked_papers=step.asked_papers,
         )
         return step.result
+
+
+def _standalone(question: str, history: Sequence[Turn], followup: bool) -> str:
+    """The question with the earlier questions it leans on, without venue mentions ("ICML 2025"
+    names the collection, not a topic)."""
+    query = standalone_query(question, history, followup=followup)
+    return without_venues(query) or query
 
 
 def _inside_longer(name: str, names: Collection[str], text: str) -> bool:
