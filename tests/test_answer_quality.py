@@ -24,6 +24,7 @@ from rag.answer.context import (
 from rag.answer.intent import (
     asks_share,
     bare_topic,
+    compared_pair,
     compared_topic,
     open_request,
     others_topic,
@@ -74,6 +75,7 @@ from .conftest import CAKE_ID
 
 DFUSION_ID = "WVlEwFiDGH"
 DREAMDPO_ID = "WIIfdh0GJu"
+LIGHTNINGDRAG_ID = "WFhQ9owxOH"
 CAKE_HISTORY = [("How much does Cake cut time to first token?", "A 2.6x reduction [1].")]
 
 
@@ -607,6 +609,35 @@ def _markers(text: str) -> set[int]:
 )
 def test_a_comparison_against_the_papers_on_a_topic(question: str, topic: str) -> None:
     assert others_topic(question) == topic
+
+
+@pytest.mark.parametrize(
+    ("question", "pair"),
+    [
+        (
+            "FooNet and the paper on tiling both cut memory. What does each use?",
+            ("FooNet", "the paper on tiling"),
+        ),
+        ("How do FooNet and QZ-Net differ in speed?", ("FooNet", "QZ-Net")),
+        ("QZ-Net and BarNet each report a speed-up. Which is larger?", ("QZ-Net", "BarNet")),
+        ("Which papers study pruning and quantization both?", None),  # asks for papers
+        ("What do FooNet and BarNet report?", None),  # not side by side as compared
+        ("A tiling paper keeps rows and columns that are both sparse. Which?", None),
+        ("On how many sets was FooNet run, and what does it use for each tile?", None),
+    ],
+)
+def test_the_two_things_a_question_compares(question: str, pair: tuple[str, str] | None) -> None:
+    assert compared_pair(question) == pair
+
+
+def test_a_compared_paper_may_be_described_instead_of_named(answerer) -> None:  # type: ignore[no-untyped-def]
+    question = "Cake and the paper on drag-based image editing both make generation faster."
+    answer = answerer.answer(f"{question} What does each one do?")
+    assert not answer.refused and set(answer.cited_paper_ids) == {CAKE_ID, LIGHTNINGDRAG_ID}
+    # A description no paper fits names no paper (the one retrieval ranks first holds too
+    # little of it).
+    absent = "Cake and the paper on quantum wafer inspection both make things faster."
+    assert list(answerer._named_in(absent)) == ["Cake"]
 
 
 def test_a_paper_is_compared_with_the_papers_most_about_a_topic(answerer) -> None:  # type: ignore[no-untyped-def]
@@ -1330,7 +1361,7 @@ def test_a_follow_up_that_names_another_paper_is_about_that_paper(answerer) -> N
     answer = answerer.answer(
         "How does LightningDrag edit its images?", history=history, history_papers=[CAKE_ID]
     )
-    assert not answer.refused and answer.cited_paper_ids == ["WFhQ9owxOH"], answer.answer
+    assert not answer.refused and answer.cited_paper_ids == [LIGHTNINGDRAG_ID], answer.answer
     # A title's head of several words names its paper, and so do three or more capitalised
     # words of a title.
     assert list(answerer._named_in("What does Layer by Layer find?")) == ["Layer by Layer"]

@@ -301,3 +301,16 @@ def test_a_sentence_the_model_repeats_is_shown_once(answerer: Answerer) -> None:
     )
     assert shown.count("bidirectional schedule") == 1
     assert answer.answer.count("bidirectional schedule") == 1
+
+
+def test_what_a_model_repeats_of_its_prompt_is_never_shown(answerer: Answerer) -> None:
+    question = "How does Cake decide what to load?"
+    reply = (
+        f"Question: {question} Answer with citations: Cake balances KV cache computation and "
+        "loading with a bidirectional schedule [1]."
+    )
+    shown, answer = _streamed(_scripted(answerer, reply), question)
+    for text in (shown, answer.answer):
+        assert "Question" not in text and "Answer with citations" not in text, text
+        assert "bidirectional schedule" in text
+    assert not answer.refused and answer.cited_paper_ids == [CAKE_ID]

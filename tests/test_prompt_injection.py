@@ -354,6 +354,59 @@ def test_the_output_guard_drops_obeyed_instructions_and_off_topic_sentences() ->
     assert guard_generated("PWNED", terms, known) == ""
 
 
+def _terms(text: str) -> set[str]:
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", text)}
+    return {w.rstrip("s") for w in words - {"the", "this", "and", "does"}}
+
+
+def test_the_output_guard_drops_what_a_model_repeats_of_its_prompt() -> None:
+    known = _terms("QZ-Net tiles its input into patches and merges the tiles with a gate.")
+    generated = (
+        "Question: How does QZ-Net tile its input? QZ-Net tiles its input into patches [1]. "
+        "Answer with citations: QZ-Net tiles its input into patches [1]. "
+        "Cite passages as [1], [2]: The tiles are merged by a gate [1]. "
+        '"QZ-Net: Tiling" Question: QZ-Net tiles inputs [1].'
+    )
+    assert guard_generated(generated, _terms, known) == (
+        "QZ-Net tiles its input into patches [1]. The tiles are merged by a gate [1]."
+    )
+
+
+def test_the_output_guard_drops_questions_and_near_repeats() -> None:
+    known = _terms("QZ-Net tiles its input into patches and merges the tiles with a gate.")
+    generated = (
+        "Does QZ-Net merge tiles? This paper tiles the input of QZ-Net [1]. "
+        "The paper tiles the input of QZ-Net [2]. A gate merges the tiles [1]."
+    )
+    assert guard_generated(generated, _terms, known) == (
+        "This paper tiles the input of QZ-Net [1]. A gate merges the tiles [1]."
+    )
+
+
+def test_prompt_echoes_come_from_the_prompt_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rag.answer.prompts as prompts
+
+    for name in prompts.REQUIRED_PLACEHOLDERS:
+        (tmp_path / f"{name}.txt").write_text((prompts.PROMPTS_DIR / f"{name}.txt").read_text())
+    (tmp_path / "answer_user.txt").write_text(
+        "Passages:\n<passages>\n{passages}\n</passages>\nAsked: {question}\nReply here now:"
+    )
+    monkeypatch.setattr(prompts, "PROMPTS_DIR", tmp_path)
+    prompts.load_prompt.cache_clear()
+    prompts.prompt_echoes.cache_clear()
+    try:
+        labels, instructions = prompts.prompt_echoes()
+        assert "Asked:" in labels and "Reply here now:" in instructions
+        assert "Answer with citations:" not in instructions
+        generated = "Asked: what? Reply here now: QZ-Net tiles [1]."
+        assert guard_generated(generated, _terms, {"tile"}) == "QZ-Net tiles [1]."
+    finally:
+        prompts.load_prompt.cache_clear()
+        prompts.prompt_echoes.cache_clear()
+
+
 # The answering chain on the injected corpus ----------------------------------------------------
 def test_context_never_contains_the_injections(store) -> None:  # type: ignore[no-untyped-def]
     from rag.answer.context import build_context

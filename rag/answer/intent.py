@@ -168,6 +168,36 @@ def wants_comparison(question: str) -> bool:
     return bool(_COMPARISON.search(question))
 
 
+# "FooNet and the paper on tiling both ...", "How do FooNet and QZ-Net differ ...": the two things
+# a question's first sentence holds side by side, as written (the first not a question's own
+# opening: "Which papers study X and Y both ..." asks for papers).
+_PAIR = re.compile(
+    r"^\s*(?:how\s+(?:do|does|did)\s+)?(?!(?:which|what|who|whose|where|when|why|how|is|are|"
+    r"was|were|do|does|did|can|could|list|name|give|show|find|summari[sz]e)\b)"
+    r"(?P<a>[^?.;]+?)\s+and\s+(?P<b>[^?.;]+?)\s+(?:both|each|differ|compare)\b",
+    re.IGNORECASE,
+)
+
+
+# A question word or a finite verb inside what precedes "both" says it is no pair of things
+# ("On how many datasets was X tested, and what does it use to encode each ...", "views and
+# labels that are both missing").
+_CLAUSE = re.compile(
+    r"\b(?:what|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|has|have|"
+    r"had)\b",
+    re.IGNORECASE,
+)
+
+
+def compared_pair(question: str) -> tuple[str, str] | None:
+    """The two things a question compares, as it writes them ("A and B both ...", "How do A
+    and B differ ..."); None when it puts no two things side by side that way."""
+    found = _PAIR.match(question)
+    if not found or any(_CLAUSE.search(found[side]) for side in ("a", "b")):
+        return None
+    return found["a"].strip(), found["b"].strip()
+
+
 # "Compare X with other BarNets", "How does X differ from prior work on Y?": X against
 # the papers on a topic (the topic is what follows "other", "prior", "existing" ...).
 _OTHERS = re.compile(

@@ -3,6 +3,7 @@ module loads them by name, checks their placeholders and builds LangChain chat p
 
 from __future__ import annotations
 
+import re
 import string
 from functools import cache
 from importlib.resources import files
@@ -61,6 +62,36 @@ def load_prompt(name: str) -> str:
             f"prompt {path.name} must show retrieved text as {PASSAGES_BLOCK!r} (delimited data)"
         )
     return template.strip() + "\n"
+
+
+# A prompt's line "Label: {value}" (its label and the placeholder after it on the line).
+_LABELLED = re.compile(r"^\s*([^{}\n:]{1,60}:)\s*\{")
+
+
+@cache
+def prompt_echoes() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What of the prompts a small model may write back into its answer, from the prompt files
+    themselves: the labels that introduce a value filled in ("Question:", whose sentence repeats
+    the question), and the instructions' own lines and sentences ("Answer with citations:"), each
+    at least three words or ending with a colon."""
+    labels: set[str] = set()
+    instructions: set[str] = set()
+    for system, user in CHAT_PROMPTS.values():
+        for name in (system, user):
+            if name is None:
+                continue
+            for line in load_prompt(name).splitlines():
+                if line.strip() in ("", "<passages>", "</passages>"):
+                    continue
+                labelled = _LABELLED.match(line)
+                if labelled:
+                    labels.add(labelled.group(1).strip())
+                    continue
+                literal = line.split("{", 1)[0].strip()
+                for sentence in re.split(r"(?<=[.!?])\s+", literal) if literal else []:
+                    if sentence.endswith(":") or len(sentence.split()) >= 3:
+                        instructions.add(sentence)
+    return tuple(sorted(labels)), tuple(sorted(instructions, key=len, reverse=True))
 
 
 def render(name: str, **values: str) -> str:

@@ -23,6 +23,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from rag.answer.prompts import prompt_echoes
 from rag.text.sentences import split_sentences
 
 # Where an imperative addressed to the reader can start: the start of the text or a clause, after
@@ -287,24 +288,52 @@ def guard_generated(
     text: str, terms: Callable[[str], set[str]], known: set[str], said: set[str] | None = None
 ) -> str:
     """The sentences of a generated answer that are about the papers: those that follow an
-    instruction, or share no content term (`terms`) with the passages and question (`known`),
-    are dropped, and so is a sentence said before (small models repeat themselves): earlier in
-    `text`, or recorded in `said` (updated; one set per answer checks a stream sentence by
-    sentence). Citation markers and sentences without content terms are kept."""
+    instruction, repeat the prompt (see `without_prompt`), ask a question, or share no content
+    term (`terms`) with the passages and question (`known`), are dropped, and so is a sentence
+    said before (small models repeat themselves, in the same words or nearly): earlier in `text`,
+    or recorded in `said` (updated; one set per answer checks a stream sentence by sentence).
+    Citation markers and sentences without content terms are kept."""
     text = unescape_generated(text)
     kept = []
     said = set() if said is None else said
     for span in split_sentences(text):
-        sentence = text[span.start : span.end]
-        if looks_like_injection(sentence):
+        sentence = without_prompt(text[span.start : span.end])
+        if not sentence or looks_like_injection(sentence):
             continue
-        words = terms(re.sub(r"\[[^\]]*\]", " ", sentence))
+        claim = re.sub(r"\[[^\]]*\]", " ", sentence)
+        if claim.rstrip().endswith("?"):  # a question is no claim (often the asker's, echoed)
+            continue
+        words = terms(claim)
         if words and not words & known:
             continue
-        # As words only (markers, case and punctuation aside): repeats compare equal.
-        plain = " ".join(re.findall(r"\w+", re.sub(r"\[[^\]]*\]", " ", sentence).lower()))
-        if plain in said:
+        # As words only (markers, case and punctuation aside), and as content terms when it has
+        # a few ("This paper ..." and "The paper ..." say the same): repeats compare equal.
+        plain = " ".join(re.findall(r"\w+", claim.lower()))
+        content = " ".join(sorted(words)) if len(words) >= MIN_REPEATED_TERMS else plain
+        if plain in said or content in said:
             continue
-        said.add(plain)
+        said.update((plain, content))
         kept.append(sentence)
     return " ".join(kept)
+
+
+# A sentence repeats another when both have the same content terms, at least this many.
+MIN_REPEATED_TERMS = 3
+
+
+def without_prompt(sentence: str) -> str:
+    """A generated sentence without what it repeats of the prompt (rag/answer/prompts.py): empty
+    when it holds a label of a value filled in ("Question: ..." is the question again), else
+    without the instruction it opens with ("Answer with citations: X" -> "X")."""
+    labels, instructions = prompt_echoes()
+    text = sentence.strip()
+    lowered = text.lower()
+    if any(re.search(rf"(?<!\w){re.escape(label.lower())}", lowered) for label in labels):
+        return ""
+    for _ in range(len(instructions)):  # an instruction may follow another
+        found = next((i for i in instructions if lowered.startswith(i.lower())), None)
+        if found is None:
+            break
+        text = text[len(found) :].strip()
+        lowered = text.lower()
+    return text
