@@ -615,12 +615,12 @@ def test_a_comparison_against_the_papers_on_a_topic(question: str, topic: str) -
     ("question", "pair"),
     [
         (
-            "FooNet and the paper on tiling both cut memory. What does each use?",
+            "FooNet and the paper on tiling both cut memory. Which layer does each change?",
             ("FooNet", "the paper on tiling"),
         ),
         ("How do FooNet and QZ-Net differ in speed?", ("FooNet", "QZ-Net")),
         ("QZ-Net and BarNet each report a speed-up. Which is larger?", ("QZ-Net", "BarNet")),
-        ("Which papers study pruning and quantization both?", None),  # asks for papers
+        ("Which papers cover pruning and quantization both?", None),  # asks for papers
         ("What do FooNet and BarNet report?", None),  # not side by side as compared
         ("A tiling paper keeps rows and columns that are both sparse. Which?", None),
         ("On how many sets was FooNet run, and what does it use for each tile?", None),
@@ -631,8 +631,8 @@ def test_the_two_things_a_question_compares(question: str, pair: tuple[str, str]
 
 
 def test_a_compared_paper_may_be_described_instead_of_named(answerer) -> None:  # type: ignore[no-untyped-def]
-    question = "Cake and the paper on drag-based image editing both make generation faster."
-    answer = answerer.answer(f"{question} What does each one do?")
+    question = "Cake and the paper on fast drag editing of images both save time."
+    answer = answerer.answer(f"{question} What is the method of each?")
     assert not answer.refused and set(answer.cited_paper_ids) == {CAKE_ID, LIGHTNINGDRAG_ID}
     # A description no paper fits names no paper (the one retrieval ranks first holds too
     # little of it).

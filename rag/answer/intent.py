@@ -170,7 +170,7 @@ def wants_comparison(question: str) -> bool:
 
 # "FooNet and the paper on tiling both ...", "How do FooNet and QZ-Net differ ...": the two things
 # a question's first sentence holds side by side, as written (the first not a question's own
-# opening: "Which papers study X and Y both ..." asks for papers).
+# opening: "Which papers cover X and Y both ..." asks for papers).
 _PAIR = re.compile(
     r"^\s*(?:how\s+(?:do|does|did)\s+)?(?!(?:which|what|who|whose|where|when|why|how|is|are|"
     r"was|were|do|does|did|can|could|list|name|give|show|find|summari[sz]e)\b)"
@@ -180,8 +180,8 @@ _PAIR = re.compile(
 
 
 # A question word or a finite verb inside what precedes "both" says it is no pair of things
-# ("On how many datasets was X tested, and what does it use to encode each ...", "views and
-# labels that are both missing").
+# ("On how many sets was FooNet run, and what does it use for each tile ...", "rows and
+# columns that are both sparse").
 _CLAUSE = re.compile(
     r"\b(?:what|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|has|have|"
     r"had)\b",
