@@ -622,6 +622,9 @@ def test_a_comparison_against_the_papers_on_a_topic(question: str, topic: str) -
         ("QZ-Net and BarNet each report a speed-up. Which is larger?", ("QZ-Net", "BarNet")),
         ("Which papers cover pruning and quantization both?", None),  # asks for papers
         ("What do FooNet and BarNet report?", None),  # not side by side as compared
+        ("Compare FooNet with the paper on tiling.", ("FooNet", "the paper on tiling")),
+        ("FooNet vs. QZ-Net", ("FooNet", "QZ-Net")),
+        ("Compare FooNet with other BarNets", None),  # the papers on a topic, not one
         ("A tiling paper keeps rows and columns that are both sparse. Which?", None),
         ("On how many sets was FooNet run, and what does it use for each tile?", None),
     ],
@@ -636,6 +639,9 @@ def test_a_compared_paper_may_be_described_instead_of_named(answerer) -> None:  
     assert not answer.refused and set(answer.cited_paper_ids) == {CAKE_ID, LIGHTNINGDRAG_ID}
     # A description no paper fits names no paper (the one retrieval ranks first holds too
     # little of it).
+    compared = answerer.answer("Compare Cake with the paper on fast drag editing of images")
+    assert compared.mode == "compare" and not compared.refused
+    assert set(compared.cited_paper_ids) == {CAKE_ID, LIGHTNINGDRAG_ID}
     absent = "Cake and the paper on quantum wafer inspection both make things faster."
     assert list(answerer._named_in(absent)) == ["Cake"]
 

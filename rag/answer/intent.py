@@ -189,13 +189,31 @@ _CLAUSE = re.compile(
 )
 
 
+# "Compare A with B", "A versus B": the two things compared, the second running to the end of
+# the sentence.
+_COMPARE_PAIR = re.compile(
+    r"^\s*(?:please\s+)?(?:compare|contrast)\s+(?P<a>[^?.;]+?)\s+(?:with|and|to|against)\s+"
+    r"(?P<b>[^?.;]+?)\s*(?:[?.;]|$)|^\s*(?P<c>[^?.;]+?)\s+(?:versus|vs\.?)\s+(?P<d>[^?.;]+?)"
+    r"\s*(?:[?.;]|$)",
+    re.IGNORECASE,
+)
+
+
 def compared_pair(question: str) -> tuple[str, str] | None:
     """The two things a question compares, as it writes them ("A and B both ...", "How do A
-    and B differ ..."); None when it puts no two things side by side that way."""
+    and B differ ...", "Compare A with B", "A vs. B"); None when it puts no two things side by
+    side that way, or sets one against the papers on a topic ("Compare A with other BarNets")."""
     found = _PAIR.match(question)
-    if not found or any(_CLAUSE.search(found[side]) for side in ("a", "b")):
+    if found:
+        pair = found["a"], found["b"]
+    else:
+        found = _COMPARE_PAIR.match(question)
+        if not found or others_topic(question):
+            return None
+        pair = (found["a"], found["b"]) if found["a"] else (found["c"], found["d"])
+    if any(_CLAUSE.search(side) for side in pair):
         return None
-    return found["a"].strip(), found["b"].strip()
+    return pair[0].strip(), pair[1].strip()
 
 
 # "Compare X with other BarNets", "How does X differ from prior work on Y?": X against
