@@ -273,7 +273,8 @@ class Answerer:
         self._titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._short_titles_of: tuple[object, tuple[tuple[str, str], ...]] = (None, ())
         self._word_vectors: dict[str, np.ndarray] = {}
-        self._described: dict[str, str | None] = {}  # see DESCRIBED_COVERAGE
+        # Papers described by phrases (see DESCRIBED_COVERAGE), for the current index.
+        self._described: tuple[object, dict[str, str | None]] = (None, {})
         self._vectors: tuple[object, PaperVectors | None] = (None, None)
         # Generator functions are how RunnableLambda streams (its stubs expect plain returns).
         self.runnable: Runnable[Any, AnswerEvent] = RunnableLambda(
@@ -980,16 +981,18 @@ class Answerer:
         """The paper a phrase that stands for one paper describes or names ("the paper on tiling
         inputs", a name the index has no entry for): the one retrieval ranks first for it, when
         it holds enough of the phrase's words (see DESCRIBED_COVERAGE)."""
-        if phrase not in self._described:
-            if len(self._described) >= MAX_CACHED_DESCRIPTIONS:
-                self._described.clear()
+        papers = self.searcher.lexical.table.papers
+        if self._described[0] is not papers or len(self._described[1]) >= MAX_CACHED_DESCRIPTIONS:
+            self._described = (papers, {})
+        described = self._described[1]
+        if phrase not in described:
             first = self.searcher.search(phrase, 1)[:1]
             text = " ".join(
                 f"{h.title} {' '.join(self.abstract_sentences(h.paper_id))}" for h in first
             )
             enough = bool(first) and coverage(phrase, text, self.weights()) >= DESCRIBED_COVERAGE
-            self._described[phrase] = first[0].paper_id if enough else None
-        return self._described[phrase]
+            described[phrase] = first[0].paper_id if enough else None
+        return described[phrase]
 
     def _fitting(self, text: str, papers: Sequence[str], names: Sequence[str]) -> list[str]:
         """Of several papers one name picks out, those whose title and abstract hold the rest of

@@ -284,6 +284,10 @@ def unescape_generated(text: str) -> str:
     return _TAG_LIKE.sub(" ", html.unescape(text))
 
 
+# A sentence repeats another when both have the same content terms, at least this many.
+MIN_REPEATED_TERMS = 3
+
+
 def guard_generated(
     text: str, terms: Callable[[str], set[str]], known: set[str], said: set[str] | None = None
 ) -> str:
@@ -315,10 +319,6 @@ def guard_generated(
         said.update((plain, content))
         kept.append(sentence)
     return " ".join(kept)
-
-
-# A sentence repeats another when both have the same content terms, at least this many.
-MIN_REPEATED_TERMS = 3
 
 
 def without_prompt(sentence: str) -> str:
