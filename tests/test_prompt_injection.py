@@ -359,28 +359,28 @@ def _terms(text: str) -> set[str]:
     return {w.rstrip("s") for w in words - {"the", "this", "and", "does"}}
 
 
-def test_the_output_guard_drops_what_a_model_repeats_of_its_prompt() -> None:
+@pytest.mark.parametrize(
+    ("generated", "kept"),
+    [
+        (  # what a small model repeats of its prompt: a label and its value, instructions
+            "Question: How does QZ-Net tile its input? QZ-Net tiles its input into patches [1]. "
+            "Answer with citations: QZ-Net tiles its input into patches [1]. "
+            "Cite passages as [1], [2]: The tiles are merged by a gate [1]. "
+            '"QZ-Net: Tiling" Question: QZ-Net tiles inputs [1].',
+            "QZ-Net tiles its input into patches [1]. The tiles are merged by a gate [1].",
+        ),
+        (  # a question, and a sentence with the same content terms as an earlier one
+            "Does QZ-Net merge tiles? This paper tiles the input of QZ-Net [1]. "
+            "The paper tiles the input of QZ-Net [2]. A gate merges the tiles [1].",
+            "This paper tiles the input of QZ-Net [1]. A gate merges the tiles [1].",
+        ),
+    ],
+)
+def test_the_output_guard_drops_prompt_echoes_questions_and_near_repeats(
+    generated: str, kept: str
+) -> None:
     known = _terms("QZ-Net tiles its input into patches and merges the tiles with a gate.")
-    generated = (
-        "Question: How does QZ-Net tile its input? QZ-Net tiles its input into patches [1]. "
-        "Answer with citations: QZ-Net tiles its input into patches [1]. "
-        "Cite passages as [1], [2]: The tiles are merged by a gate [1]. "
-        '"QZ-Net: Tiling" Question: QZ-Net tiles inputs [1].'
-    )
-    assert guard_generated(generated, _terms, known) == (
-        "QZ-Net tiles its input into patches [1]. The tiles are merged by a gate [1]."
-    )
-
-
-def test_the_output_guard_drops_questions_and_near_repeats() -> None:
-    known = _terms("QZ-Net tiles its input into patches and merges the tiles with a gate.")
-    generated = (
-        "Does QZ-Net merge tiles? This paper tiles the input of QZ-Net [1]. "
-        "The paper tiles the input of QZ-Net [2]. A gate merges the tiles [1]."
-    )
-    assert guard_generated(generated, _terms, known) == (
-        "This paper tiles the input of QZ-Net [1]. A gate merges the tiles [1]."
-    )
+    assert guard_generated(generated, _terms, known) == kept
 
 
 def test_prompt_echoes_come_from_the_prompt_files(
