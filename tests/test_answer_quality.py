@@ -637,11 +637,12 @@ def test_a_compared_paper_may_be_described_instead_of_named(answerer) -> None:  
     question = "Cake and the paper on fast drag editing of images both save time."
     answer = answerer.answer(f"{question} What is the method of each?")
     assert not answer.refused and set(answer.cited_paper_ids) == {CAKE_ID, LIGHTNINGDRAG_ID}
-    # A description no paper fits names no paper (the one retrieval ranks first holds too
-    # little of it).
+    # Asked as "Compare A with B", the two get the compare table.
     compared = answerer.answer("Compare Cake with the paper on fast drag editing of images")
     assert compared.mode == "compare" and not compared.refused
     assert set(compared.cited_paper_ids) == {CAKE_ID, LIGHTNINGDRAG_ID}
+    # A description no paper fits names no paper (the one retrieval ranks first holds too
+    # little of it).
     absent = "Cake and the paper on quantum wafer inspection both make things faster."
     assert list(answerer._named_in(absent)) == ["Cake"]
 
