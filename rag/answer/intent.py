@@ -169,11 +169,10 @@ def wants_comparison(question: str) -> bool:
 
 
 # "FooNet and the paper on tiling both ...", "How do FooNet and QZ-Net differ ...": the two things
-# a question's first sentence holds side by side, as written (the first not a question's own
-# opening: "Which papers cover X and Y both ..." asks for papers).
+# a question's first sentence holds side by side, as written (the first not a request's own
+# opening: "List papers on X and Y both ..." asks for papers; question words are `_CLAUSE`'s).
 _PAIR = re.compile(
-    r"^\s*(?:how\s+(?:do|does|did)\s+)?(?!(?:which|what|who|whose|where|when|why|how|is|are|"
-    r"was|were|do|does|did|can|could|list|name|give|show|find|summari[sz]e)\b)"
+    r"^\s*(?:how\s+(?:do|does|did)\s+)?(?!(?:can|could|list|name|give|show|find|summari[sz]e)\b)"
     r"(?P<a>[^?.;]+?)\s+and\s+(?P<b>[^?.;]+?)\s+(?:both|each|differ|compare)\b",
     re.IGNORECASE,
 )
