@@ -995,6 +995,13 @@ def test_a_not_stated_refusal_shows_the_paper_and_its_closest_sentence(answerer)
     assert answer.to_json()["related"][0]["closest"] == closest
 
 
+def test_a_named_kind_asked_with_an_aside_must_be_named_by_the_paper(answerer) -> None:  # type: ignore[no-untyped-def]
+    # The abstract of Cake speaks of "LLMs" and "hardware" but names neither.
+    answer = answerer.answer("Which LLMs (of which parameter counts) did Cake serve?")
+    assert answer.refused, answer.answer
+    assert answer.refusal_reason == "the abstract of Cake does not name the LLMs"
+
+
 def test_limitations_the_abstract_does_not_state_are_refused(answerer) -> None:  # type: ignore[no-untyped-def]
     answer = answerer.answer("What are the limitations of Cake?")
     assert answer.refused and answer.refusal_reason == (

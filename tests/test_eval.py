@@ -565,3 +565,8 @@ def test_every_question_set_loads_and_no_tune_split_shares_a_gold_paper_with_tes
     for name, items in loaded.items():
         if name != "test.jsonl":
             assert not test_gold & {g for item in items for g in item.gold}, name
+    # The questions about the 19 bundled papers are split by paper too.
+    halves = [
+        {g for item in loaded[f"bundled-{h}.jsonl"] for g in item.gold} for h in ("tune", "test")
+    ]
+    assert all(halves) and not halves[0] & halves[1]
