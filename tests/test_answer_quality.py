@@ -285,6 +285,17 @@ def test_when_a_paper_appeared_is_answered_from_its_record(answerer) -> None:  #
 def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:
     question = "Which ICML 2025 papers study grokking, and what do they measure?"
     assert topic_of(question) == "Which papers study grokking"
+    assert topic_of("Which papers tile images and how fast are they?") == "Which papers tile images"
+
+
+def test_an_embedded_question_goes_on_past_its_conjunction() -> None:
+    # "which ... and which ...": one question the papers answer, not a second one.
+    question = "Which papers decide which tiles are kept and which are dropped by FooNet?"
+    assert topic_of(question) == question
+    # A comma ends it.
+    assert topic_of("Which papers decide which tiles to keep, and how fast are they?") == (
+        "Which papers decide which tiles to keep"
+    )
 
 
 def test_a_verb_of_mentioning_is_not_part_of_the_topic() -> None:
@@ -2240,3 +2251,17 @@ def test_a_paper_stands_out_when_clearly_closer_than_every_other() -> None:
     assert stands_out([0.31, 0.62, 0.45])
     assert not stands_out([0.58, 0.62, 0.45])  # two papers about as close
     assert not stands_out([0.62])  # nothing to stand out from
+
+
+@pytest.mark.slow
+def test_two_named_papers_set_side_by_side_are_answered_from_them_alone(
+    full_answerer: Answerer,
+) -> None:
+    # The question's words fit a third paper on transformers better than the two abstracts
+    # hold them; "each" asks about the two named papers only.
+    answer = full_answerer.answer(
+        "MVA and Layer by Layer both deal with pretrained transformer models. "
+        "What does each one inspect?"
+    )
+    assert not answer.refused, answer.refusal_reason
+    assert set(answer.cited_paper_ids) == {"WSUO2uRDPc", "WGXb7UdvTX"}

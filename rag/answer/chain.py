@@ -1170,8 +1170,9 @@ class Answerer:
         hits: list[PaperHit] = list(step["hits"])
         if mode == "ask":
             # A question that names papers is answered from those papers alone, when their
-            # abstracts hold what it asks (it may also describe another paper). Names shared by
-            # many papers (LLM, PDE) are topics, not papers.
+            # abstracts hold what it asks (it may also describe another paper), or when it sets
+            # two of them side by side ("A and B both ...": what each does is asked, in the
+            # asker's words). Names shared by many papers (LLM, PDE) are topics, not papers.
             subjects = self._named_in(step["query"])
             names = list(subjects)
             named = {p for papers in subjects.values() for p in papers}
@@ -1179,7 +1180,8 @@ class Answerer:
                 own = [h for h in hits if h.paper_id in named]
                 text = " ".join(" ".join(self.abstract_sentences(h.paper_id)) for h in own)
                 if own and (
-                    coverage(step["query"], text, self.weights(), names)
+                    (len(own) >= 2 and compared_pair(step["query"]) is not None)
+                    or coverage(step["query"], text, self.weights(), names)
                     >= self._settings.min_coverage
                 ):
                     hits = own

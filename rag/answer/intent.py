@@ -499,11 +499,23 @@ _IN_ALL = re.compile(
 )
 
 
+# A question word inside a clause, after its opening words: an embedded question ("papers that
+# tell which of two variables is the cause").
+_EMBEDDED_QUESTION = re.compile(r"\S\s+(?:how|what|which|whether|when|why)\b", re.IGNORECASE)
+
+
 def topic_of(question: str) -> str:
     """The part of a question that says which papers are meant: without venue mentions, without
     a second question joined to it, without what it contrasts them with ("... instead of
     fixed tables") and without a verb of mentioning after "papers" ("papers that mention X")."""
-    first = _SECOND_QUESTION.split(without_venues(question), maxsplit=1)[0]
+    first = without_venues(question)
+    for joint in _SECOND_QUESTION.finditer(first):
+        # "... tell which is the cause and which is the effect": an embedded question goes on
+        # (unless a comma ends it).
+        before = first[: joint.start()]
+        if "," in joint.group(0) or not _EMBEDDED_QUESTION.search(before):
+            first = before
+            break
     return _IN_ALL.sub("", _REPORTING.sub(_papers_word, _CONTRAST.sub("", first))).strip()
 
 
