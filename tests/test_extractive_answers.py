@@ -12,7 +12,7 @@ from rag.answer.chain import Answerer
 from rag.answer.context import ContextPassage, Sentence, TermWeights, build_context
 from rag.answer.intent import asks_which_paper, wants_identity
 from rag.answer.modes.extractive import compose_extractive, cover_question, left_out
-from rag.answer.modes.quotes import is_link
+from rag.answer.modes.quotes import is_link, overcomes_problem
 from rag.records import PaperHit, Passage
 from rag.text.names import query_names
 from rag.text.terms import tokenize
@@ -154,6 +154,34 @@ def test_what_each_named_paper_does_quotes_each_method_and_the_sentence_after() 
         assert sentence not in plain
         assert sentence in each
     assert "We propose AlphaNet" in each and "We introduce BetaNet" in each
+
+
+@pytest.mark.parametrize(
+    ("sentence", "overcomes"),
+    [
+        ("To address this, we propose QZ-Net.", True),
+        ("For training, we overcome these limits by a closed-form bound.", True),
+        ("A cheap proxy avoids this cost entirely.", True),
+        # Solving a problem is what a paper does, not how it gets around one.
+        ("Classic solvers are slow when solving this problem.", False),
+        ("We overcome the curse of dimensionality.", False),
+    ],
+)
+def test_a_sentence_that_says_how_a_problem_is_overcome(sentence: str, overcomes: bool) -> None:
+    assert overcomes_problem(sentence) is overcomes
+
+
+def test_how_a_paper_gets_around_a_problem_quotes_the_sentence_that_says_so(
+    answerer: Answerer,
+) -> None:
+    # The simplex paper's abstract: "However, sampling simplices for adversaries is very costly.
+    # To train robust VLM, we overcome these limitations by Taylor expansion and ..."
+    answer = answerer.answer(
+        "How does the paper on adversarial simplices for zero-shot robustness get around the "
+        "cost of sampling them?"
+    )
+    assert not answer.refused, answer.refusal_reason
+    assert "very costly" in answer.answer and "Taylor expansion" in answer.answer
 
 
 def test_a_name_a_paper_only_mentions_brings_one_of_its_sentences_not_all() -> None:

@@ -15,7 +15,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from rag.answer.citations import MARKER
 from rag.answer.context import ContextPassage, Sentence, TermWeights, overlap_score
 from rag.answer.intent import wants_comparison, wants_identity
-from rag.answer.modes.quotes import is_link, states_approach, states_problem, takes_up_problem
+from rag.answer.modes.quotes import (
+    is_link,
+    overcomes_problem,
+    states_approach,
+    states_problem,
+    takes_up_problem,
+)
 from rag.answer.refusal import (
     EXPERIMENT_WORDS,
     asks_amount,
@@ -427,7 +433,22 @@ def cover_question(
             nxt = min(after, key=lambda j: ranked[j][0].start, default=None)
             if nxt is not None and nxt not in chosen:
                 chosen.append(nxt)
+        # A quoted problem ("sampling them is costly") is followed by how the paper overcomes
+        # it, when the next sentence says so ("we overcome these limitations by ...").
+        for i in list(chosen):
+            nxt = _after(ranked, i)
+            if nxt is not None and nxt not in chosen and overcomes_problem(ranked[nxt][0].text):
+                chosen.append(nxt)
     return [ranked[i] for i in chosen]
+
+
+def _after(ranked: Sequence[tuple[Sentence, int]], i: int) -> int | None:
+    """The sentence right after sentence `i` in its abstract, when it is among `ranked`."""
+    sentence, n = ranked[i]
+    after = [
+        j for j in range(len(ranked)) if ranked[j][1] == n and ranked[j][0].start >= sentence.end
+    ]
+    return min(after, key=lambda j: ranked[j][0].start, default=None)
 
 
 def _before(ranked: Sequence[tuple[Sentence, int]], i: int) -> int | None:

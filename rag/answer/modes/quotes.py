@@ -71,6 +71,21 @@ def takes_up_problem(sentence: str) -> bool:
     return bool(_TAKES_UP.match(sentence.strip()))
 
 
+# Anywhere in a sentence: overcoming what was just said ("..., we overcome these limitations by
+# ...", "which avoids this cost").
+_OVERCOMES = re.compile(
+    r"\b(?:overcom|address|tackl|mitigat|alleviat|remed|circumvent|avoid|bypass|sidestep)"
+    r"\w*\s+(?:this|these|that|those|such)\b",
+    re.IGNORECASE,
+)
+
+
+def overcomes_problem(sentence: str) -> bool:
+    """Whether a sentence says how the problem stated before it is overcome (see _TAKES_UP and
+    _OVERCOMES)."""
+    return takes_up_problem(sentence) or bool(_OVERCOMES.search(sentence))
+
+
 # A sentence whose subject is earlier work ("Current methods are restricted to ..."): what
 # others do or lack, not what the paper found.
 _OTHERS = re.compile(
