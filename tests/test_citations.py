@@ -120,3 +120,21 @@ def test_a_generated_sentence_about_another_paper_than_the_one_asked_is_removed(
     # Quoted (not generated) text is never removed for it.
     quoted = resolve_citations(answer, PASSAGES, PAPERS, word_overlap, asked_papers=["cake"])
     assert len(quoted.sentences) == 2
+
+
+def test_on_a_question_about_one_paper_a_sentence_citing_it_keeps_only_its_markers() -> None:
+    answer = "Cake cuts time to first token by 2.6x [1][2]."
+    asked = resolve_citations(
+        answer, PASSAGES, PAPERS, word_overlap, generated=True, asked_papers=["cake"]
+    )
+    assert [s.passages for s in asked.sentences] == [[1]]
+    assert asked.removed == []
+    # Without a paper asked about, every marker stays.
+    free = resolve_citations(answer, PASSAGES, PAPERS, word_overlap, generated=True)
+    assert [s.passages for s in free.sentences] == [[1, 2]]
+    # A sentence only the other paper's passage supports goes with it.
+    other = "D-Fusion builds visually consistent samples [1][2]."
+    gone = resolve_citations(
+        other, PASSAGES, PAPERS, word_overlap, generated=True, asked_papers=["cake"]
+    )
+    assert gone.sentences == [] and "no cited passage supports it" in gone.removed[0]

@@ -94,7 +94,8 @@ def resolve_citations(
     `passage_texts[i]` are the sentences of passage i+1; `passage_papers[i]` its paper id. For
     `generated` text, a sentence no passage supports, or that states a number its passages do
     not state with that unit, is removed (and `removed` says why); so is one that cites none of
-    the `asked_papers` (the paper a question about one paper asks about), when given.
+    the `asked_papers` (the paper a question about one paper asks about), when given, and one
+    that cites it keeps only its markers.
     """
     result = CitationResult()
     n_passages = len(passage_texts)
@@ -113,6 +114,11 @@ def resolve_citations(
             if scores[best] >= attribute_threshold:
                 sentence.passages = [best + 1]
                 sentence.attributed = True
+        asked = set(asked_papers)
+        if generated and asked & {passage_papers[n - 1] for n in sentence.passages}:
+            # On a question about one paper, a sentence that cites it is about it: the markers of
+            # other papers beside its own only add papers nobody asked about.
+            sentence.passages = [n for n in sentence.passages if passage_papers[n - 1] in asked]
         if sentence.passages:
             score = max(similarity(text, passage_texts[n - 1]) for n in sentence.passages)
             sentence.support_score = score
