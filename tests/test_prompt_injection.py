@@ -374,9 +374,15 @@ def _terms(text: str) -> set[str]:
             "The paper tiles the input of QZ-Net [2]. A gate merges the tiles [1].",
             "This paper tiles the input of QZ-Net [1]. A gate merges the tiles [1].",
         ),
+        (  # a sentence that loops: a run of words written twice in it
+            'QZ-Net tiles its input [1]. The tiles are: "QZ-Net: Tiling Its Input Into Patches" '
+            '"QZ-Net: Tiling Its Input Into Patches" [1]. QZ-Net is a gate that merges tiles, '
+            "while BarNet is a gate that merges tiles [1].",
+            "QZ-Net tiles its input [1].",
+        ),
     ],
 )
-def test_the_output_guard_drops_prompt_echoes_questions_and_near_repeats(
+def test_the_output_guard_drops_prompt_echoes_questions_loops_and_near_repeats(
     generated: str, kept: str
 ) -> None:
     known = _terms("QZ-Net tiles its input into patches and merges the tiles with a gate.")

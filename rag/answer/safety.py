@@ -292,11 +292,12 @@ def guard_generated(
     text: str, terms: Callable[[str], set[str]], known: set[str], said: set[str] | None = None
 ) -> str:
     """The sentences of a generated answer that are about the papers: those that follow an
-    instruction, repeat the prompt (see `without_prompt`), ask a question, or share no content
-    term (`terms`) with the passages and question (`known`), are dropped, and so is a sentence
-    said before (small models repeat themselves, in the same words or nearly): earlier in `text`,
-    or recorded in `said` (updated; one set per answer checks a stream sentence by sentence).
-    Citation markers and sentences without content terms are kept."""
+    instruction, repeat the prompt (see `without_prompt`), ask a question, loop (see `loops`),
+    or share no content term (`terms`) with the passages and question (`known`), are dropped,
+    and so is a sentence said before (small models repeat themselves, in the same words or
+    nearly): earlier in `text`, or recorded in `said` (updated; one set per answer checks a
+    stream sentence by sentence). Citation markers and sentences without content terms are
+    kept."""
     text = unescape_generated(text)
     kept = []
     said = set() if said is None else said
@@ -306,6 +307,8 @@ def guard_generated(
             continue
         claim = re.sub(r"\[[^\]]*\]", " ", sentence)
         if claim.rstrip().endswith("?"):  # a question is no claim (often the asker's, echoed)
+            continue
+        if loops(claim):
             continue
         words = terms(claim)
         if words and not words & known:
@@ -319,6 +322,18 @@ def guard_generated(
         said.update((plain, content))
         kept.append(sentence)
     return " ".join(kept)
+
+
+# A run of this many words written twice in one sentence: the model is looping ('"Title"
+# "Title" "Title"', "X is a Y, while Z is a Y") instead of stating something.
+LOOP_WORDS = 6
+
+
+def loops(sentence: str) -> bool:
+    """Whether `sentence` writes some run of LOOP_WORDS words twice."""
+    words = re.findall(r"\w+", sentence.lower())
+    runs = [tuple(words[i : i + LOOP_WORDS]) for i in range(len(words) - LOOP_WORDS + 1)]
+    return len(set(runs)) < len(runs)
 
 
 def without_prompt(sentence: str) -> str:

@@ -107,7 +107,10 @@ def run(inp: ModeInput, tools: ModeTools) -> Iterator[AnswerEvent]:
             missing = [with_marker(t, n) for t, n in left_out(shown, quotes, tools.weights())]
             if missing:
                 yield AnswerEvent("token", text=" " + " ".join(missing))
-                raw = " ".join([_closed(raw), *missing])
+                # Guarded first: a sentence the model left unfinished (a loop cut off at its
+                # token limit) must not run into the first quote and take it away with it.
+                guarded = tools.guard(raw, inp.passages, inp.result.question, inp.result.query)
+                raw = " ".join([_closed(guarded), *missing])
     yield finish(inp, tools, raw)
 
 
