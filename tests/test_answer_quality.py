@@ -290,11 +290,11 @@ def test_the_topic_of_a_list_question_leaves_out_a_second_question() -> None:
 
 def test_an_embedded_question_goes_on_past_its_conjunction() -> None:
     # "which ... and which ...": one question the papers answer, not a second one.
-    question = "Which papers decide which tiles are kept and which are dropped by FooNet?"
+    question = "Which papers choose which tiles are kept and which are dropped by FooNet?"
     assert topic_of(question) == question
     # A comma ends it.
-    assert topic_of("Which papers decide which tiles to keep, and how fast are they?") == (
-        "Which papers decide which tiles to keep"
+    assert topic_of("Which papers choose which tiles to keep, and how fast are they?") == (
+        "Which papers choose which tiles to keep"
     )
 
 
@@ -2260,7 +2260,7 @@ def test_two_named_papers_set_side_by_side_are_answered_from_them_alone(
     # The question's words fit a third paper on transformers better than the two abstracts
     # hold them; "each" asks about the two named papers only.
     answer = full_answerer.answer(
-        "MVA and Layer by Layer both deal with pretrained transformer models. "
+        "MVA and Layer by Layer both study pretrained transformer models. "
         "What does each one inspect?"
     )
     assert not answer.refused, answer.refusal_reason

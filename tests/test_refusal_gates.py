@@ -87,7 +87,6 @@ def _verdict(
         ("Which VLMs does FooNet pick most often?", [("", "VLMs")]),
         # An aside between the kind and its verb leaves the kind asked for.
         ("Which LLMs (and at what scale) does FooNet distil?", [("", "LLMs")]),
-        ("What SAT solver does FooNet call?", [("SAT", "solver")]),
         # Coordinated modifiers narrow one kind.
         (
             "Which vision and audio datasets is FooNet tested on?",

@@ -500,7 +500,7 @@ _IN_ALL = re.compile(
 
 
 # A question word inside a clause, after its opening words: an embedded question ("papers that
-# tell which of two variables is the cause").
+# choose which tiles a FooNet keeps").
 _EMBEDDED_QUESTION = re.compile(r"\S\s+(?:how|what|which|whether|when|why)\b", re.IGNORECASE)
 
 
@@ -510,7 +510,7 @@ def topic_of(question: str) -> str:
     fixed tables") and without a verb of mentioning after "papers" ("papers that mention X")."""
     first = without_venues(question)
     for joint in _SECOND_QUESTION.finditer(first):
-        # "... tell which is the cause and which is the effect": an embedded question goes on
+        # "... choose which tiles are kept and which are dropped": an embedded question goes on
         # (unless a comma ends it).
         before = first[: joint.start()]
         if "," in joint.group(0) or not _EMBEDDED_QUESTION.search(before):

@@ -553,7 +553,7 @@ NAMED_KINDS = frozenset(
     lvlms gpu gpus simulator
     simulators library libraries backbone backbones baseline baselines environment
     environments country countries city cities language languages accelerator accelerators
-    chip chips hardware chatbot chatbots collection collections solver solvers""".split()
+    chip chips hardware chatbot chatbots collection collections""".split()
 )  # and "language model(s)", "graphics card(s)"
 # The kind must be what the question word asks for and the object of the clause ("which
 # datasets is X evaluated on", "what LLM does X use"): a kind followed by its own verb ("which
@@ -571,7 +571,7 @@ _KIND_TAIL = r"(?:\s+(?:of|in|on|for|from|at|with)(?:\s+[\w-]+){1,3})?"
 # A noun that may follow the kind and name the same thing ("which benchmark suite", "which GPU
 # model").
 _KIND_HEAD = r"(?:\s+(?:suites?|models?|famil(?:y|ies)|collections?|sets?|versions?|variants?))?"
-# An aside in parentheses between the kind and its verb ("which LLMs (and what sizes) did X
+# An aside in parentheses between the kind and its verb ("which LLMs (of what scale) does X
 # use") leaves the kind asked for.
 _ASIDE = r"(?:\s*\([^()]*\))?"
 _KIND_ASKED = re.compile(
