@@ -99,6 +99,7 @@ def resolve_citations(
     """
     result = CitationResult()
     n_passages = len(passage_texts)
+    asked = set(asked_papers)
     for text, numbers in split_cited_sentences(answer):
         valid: list[int] = []
         for n in numbers:
@@ -114,7 +115,6 @@ def resolve_citations(
             if scores[best] >= attribute_threshold:
                 sentence.passages = [best + 1]
                 sentence.attributed = True
-        asked = set(asked_papers)
         if generated and asked & {passage_papers[n - 1] for n in sentence.passages}:
             # On a question about one paper, a sentence that cites it is about it: the markers of
             # other papers beside its own only add papers nobody asked about.

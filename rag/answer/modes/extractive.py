@@ -422,15 +422,9 @@ def cover_question(
         # How each paper does it: the sentence after the one presenting its method says more
         # (on bench/qa/tune2.jsonl, method questions' facts 0.60 -> 0.85; tune unchanged).
         for i in list(chosen):
-            sentence, n = ranked[i]
-            if not states_approach(sentence.text):
+            if not states_approach(ranked[i][0].text):
                 continue
-            after = [
-                j
-                for j in range(len(ranked))
-                if ranked[j][1] == n and ranked[j][0].start >= sentence.end
-            ]
-            nxt = min(after, key=lambda j: ranked[j][0].start, default=None)
+            nxt = _after(ranked, i)
             if nxt is not None and nxt not in chosen:
                 chosen.append(nxt)
         # A quoted problem ("sampling them is costly") is followed by how the paper overcomes
