@@ -39,7 +39,13 @@ from rag.answer.intent import (
     wants_summary,
 )
 from rag.answer.modes.compare import MAX_COMPARED
-from rag.answer.modes.extractive import compose_extractive, cover_question, question_parts
+from rag.answer.modes.extractive import (
+    about_one,
+    about_several,
+    compose_extractive,
+    cover_question,
+    question_parts,
+)
 from rag.answer.modes.quotes import classify, quote_support
 from rag.answer.modes.record import record_sentence
 from rag.answer.modes.summarize import MAX_SUMMARIZED, without_opener
@@ -1959,6 +1965,26 @@ def test_a_question_about_one_paper_is_answered_from_the_closest_paper_alone() -
     # A question about several papers keeps both.
     both = compose_extractive(passages, f"{question} Answer for both papers.", _weights())
     assert "Random walks on graphs" in both
+
+
+def test_each_other_says_nothing_of_how_many_papers_are_asked_about() -> None:
+    from rag.answer.context import ContextPassage
+
+    question = "Which losses of FooNet pull against each other?"
+    assert about_one(question) and not about_several(question)
+    assert about_several("Which loss does each of them use?")
+
+    def passage(n: int, *scored: tuple[str, float]) -> ContextPassage:
+        hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0)
+        return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
+
+    passages = [
+        passage(1, ("FooNet trades its tiling loss against its sharpness loss.", 3.0)),
+        passage(2, ("Losses that pull against each other slow training.", 6.0)),
+    ]
+    text = compose_extractive(passages, question, _weights())
+    # The other paper's background sentence matches more words alone; it is not about FooNet.
+    assert text.startswith("FooNet trades") and "[2]" not in text
 
 
 def test_the_paper_a_question_describes_best_comes_first_when_it_clearly_does() -> None:

@@ -475,7 +475,10 @@ def answering_sentences(
     return [s.text for s, _ in sorted(chosen, key=lambda item: item[0].start)]
 
 
-_SEVERAL = re.compile(r"\b(both|each|either|neither|several|two|three)\b", re.IGNORECASE)
+# "each other" is reciprocal: it says nothing of how many papers are asked about.
+_SEVERAL = re.compile(
+    r"\b(both|each(?!\s+other\b)|either|neither|several|two|three)\b", re.IGNORECASE
+)
 
 
 def about_several(question: str) -> bool:
@@ -484,7 +487,8 @@ def about_several(question: str) -> bool:
 
 
 _SEVERAL_PAPERS = re.compile(
-    r"\b(?:papers|works|studies|articles|both|each|either|neither)\b", re.IGNORECASE
+    r"\b(?:papers|works|studies|articles|both|each(?!\s+other\b)|either|neither)\b",
+    re.IGNORECASE,
 )
 
 
