@@ -1970,7 +1970,7 @@ def test_a_question_about_one_paper_is_answered_from_the_closest_paper_alone() -
 def test_each_other_says_nothing_of_how_many_papers_are_asked_about() -> None:
     from rag.answer.context import ContextPassage
 
-    question = "Which losses of FooNet pull against each other?"
+    question = "Which losses of FooNet compete with each other?"
     assert about_one(question) and not about_several(question)
     assert about_several("Which loss does each of them use?")
 
@@ -1980,7 +1980,7 @@ def test_each_other_says_nothing_of_how_many_papers_are_asked_about() -> None:
 
     passages = [
         passage(1, ("FooNet trades its tiling loss against its sharpness loss.", 3.0)),
-        passage(2, ("Losses that pull against each other slow training.", 6.0)),
+        passage(2, ("Losses that compete with each other slow training.", 6.0)),
     ]
     text = compose_extractive(passages, question, _weights())
     # The other paper's background sentence matches more words alone; it is not about FooNet.
