@@ -1919,13 +1919,16 @@ def test_a_follow_up_naming_nothing_reads_only_the_paper_under_discussion(answer
     assert len(retrieved[0]) > 1
 
 
-def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
+def _scored_passage(n: int, *scored: tuple[str, float], closeness: float = 0.0) -> Any:
+    """Paper `n`'s passage of (sentence, score) pairs, `closeness` similar to the question."""
     from rag.answer.context import ContextPassage
 
-    def passage(n: int, *scored: tuple[str, float]) -> ContextPassage:
-        hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0)
-        return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
+    hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0, dense_similarity=closeness)
+    return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
 
+
+def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
+    passage = _scored_passage
     passages = [
         passage(1, ("Adapters separate domain information in segmentation.", 2.0)),
         passage(2, ("Segmentation of new domains is hard to learn from few examples.", 5.0)),
@@ -1940,19 +1943,13 @@ def test_a_question_about_one_paper_opens_with_the_paper_ranked_first() -> None:
 
 
 def test_a_question_about_one_paper_is_answered_from_the_closest_paper_alone() -> None:
-    from rag.answer.context import ContextPassage
-
-    def passage(n: int, closeness: float, *scored: tuple[str, float]) -> ContextPassage:
-        hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0, dense_similarity=closeness)
-        return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
-
     passages = [
-        passage(1, 0.4, ("Random walks on graphs mix fast on expanders.", 6.0)),
-        passage(
+        _scored_passage(1, ("Random walks on graphs mix fast on expanders.", 6.0), closeness=0.4),
+        _scored_passage(
             2,
-            0.7,
             ("QuartzGNN weighs neighbours by the commute time of a random walk.", 5.0),
             ("QuartzGNN wins on 12 benchmark graphs against 9 baselines.", 4.0),
+            closeness=0.7,
         ),
     ]
     question = (
@@ -1968,19 +1965,12 @@ def test_a_question_about_one_paper_is_answered_from_the_closest_paper_alone() -
 
 
 def test_each_other_says_nothing_of_how_many_papers_are_asked_about() -> None:
-    from rag.answer.context import ContextPassage
-
     question = "Which losses of FooNet compete with each other?"
     assert about_one(question) and not about_several(question)
     assert about_several("Which loss does each of them use?")
-
-    def passage(n: int, *scored: tuple[str, float]) -> ContextPassage:
-        hit = PaperHit(f"p{n}", f"Paper {n}", [], "", "", 1.0)
-        return ContextPassage(n, hit, [Sentence(t, 0, 1, s) for t, s in scored])
-
     passages = [
-        passage(1, ("FooNet trades its tiling loss against its sharpness loss.", 3.0)),
-        passage(2, ("Losses that compete with each other slow training.", 6.0)),
+        _scored_passage(1, ("FooNet trades its tiling loss against its sharpness loss.", 3.0)),
+        _scored_passage(2, ("Losses that compete with each other slow training.", 6.0)),
     ]
     text = compose_extractive(passages, question, _weights())
     # The other paper's background sentence matches more words alone; it is not about FooNet.

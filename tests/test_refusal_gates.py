@@ -938,25 +938,18 @@ def test_a_question_close_in_meaning_to_a_paper_is_not_refused_for_its_own_words
     abstract = "FooNet arranges adapters in a tree and estimates task similarity with a bandit."
     question = "Which paper lays out its add-on modules as a hierarchy, paying little for it?"
 
-    def verdict(similarity: float) -> Any:
+    def verdict(similarity: float, asked: str = question) -> Any:
         hit = PaperHit("p1", "Fast retrieval with FooNet", [], "", "", 1.0)
         hit = replace(hit, dense_similarity=similarity)
         passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
-        return check_answerable(question, [passage], _weights(), min_coverage=0.35)
+        return check_answerable(asked, [passage], _weights(), min_coverage=0.35)
 
     far = verdict(DESCRIBED_MEANING - 0.05)
     assert not far.answerable and "too little" in far.reason
     assert verdict(DESCRIBED_MEANING).answerable
     # Closeness spares only the words' coverage: a detail asked for must still be stated.
-    hit = replace(PaperHit("p1", "FooNet", [], "", "", 1.0), dense_similarity=0.9)
-    passage = ContextPassage(1, hit, [Sentence(abstract, 0, len(abstract), 1.0)])
-    amount = check_answerable(
-        "How many GPUs does the paper that lays out add-on modules as a hierarchy use?",
-        [passage],
-        _weights(),
-        min_coverage=0.35,
-    )
-    assert not amount.answerable
+    amount = "How many GPUs does the paper that lays out add-on modules as a hierarchy use?"
+    assert not verdict(0.9, amount).answerable
 
 
 def test_a_named_paper_is_never_too_far_from_the_question(answerer) -> None:  # type: ignore[no-untyped-def]

@@ -1330,9 +1330,10 @@ def check_answerable(
     # one content word ("What does it improve?"), and one that names its paper (the gates above
     # judge what it asks of that paper; on bench/qa/tune*.jsonl this refused one answerable
     # question, paraphrased, and no unanswerable one). A question that describes one paper in
-    # its own words (see `stands_out` in rag/answer/context.py) is judged by coverage too:
-    # sparing it answered two paraphrased tune questions, but on the held-out test split it
-    # answered a question about a topic no paper covers.
+    # its own words is judged by coverage too unless a paper is close to it in meaning (see
+    # DESCRIBED_MEANING): sparing it whenever one paper stands out among those retrieved (see
+    # `stands_out` in rag/answer/context.py) answered two paraphrased tune questions, but on
+    # the held-out test split it answered a question about a topic no paper covers.
     vague = followup or (asked is not None and len(content_terms(current, weights) - subject) <= 1)
     described = max(p.hit.dense_similarity for p in passages) >= DESCRIBED_MEANING
     if covered < min_coverage and not vague and not subject_text and not described:
